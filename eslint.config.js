@@ -1,0 +1,34 @@
+// Type-aware lint: the rules here catch real bugs (floating promises, cycles, loose equality).
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import importX from "eslint-plugin-import-x";
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", ".stand/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { "import-x": importX },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "import-x/no-cycle": "error",
+      eqeqeq: ["error", "always"],
+      "no-restricted-properties": [
+        "error",
+        { object: "process", property: "env", message: "Read configuration through src/config only." },
+      ],
+    },
+  },
+  {
+    files: ["src/config/**"],
+    rules: { "no-restricted-properties": "off" },
+  },
+  { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+);

@@ -1,0 +1,156 @@
+// The one config module: loads stand.yaml (or $STAND_CONFIG), validates it, returns a frozen object.
+// Nothing else in the project reads process.env; ask this module instead.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+const port = z.number().int().min(1024).max(65535);
+const account = z.object({ user: z.string().min(1), password: z.string() }).strict();
+
+const clickhouseNode = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9_-]*$/),
+    shard: z.number().int().min(1),
+    http_port: port,
+    tcp_port: port,
+    interserver_port: port,
+  })
+  .strict();
+
+export const standConfigSchema = z
+  .object({
+    bind_host: z.literal("127.0.0.1"),
+    state_dir: z.string().min(1),
+    health_timeout_seconds: z.number().int().min(5).max(1800),
+    postgres: z
+      .object({
+        port,
+        user: z.string().min(1),
+        password: z.string().min(1),
+        database: z.string().min(1),
+        runner_database: z.string().min(1),
+      })
+      .strict(),
+    zookeeper: z.object({ port }).strict(),
+    clickhouse: z
+      .object({
+        cluster: z.string().min(1),
+        nodes: z.array(clickhouseNode).length(2),
+        max_memory_usage_bytes: z.number().int().positive(),
+        accounts: z
+          .object({ admin: account, lifecycle: account, etl: account, reader: account })
+          .strict(),
+      })
+      .strict(),
+    kafka: z
+      .object({
+        version: z.string().regex(/^4\.\d+\.\d+$/, "kafka.version must be a 4.x release"),
+        port,
+        controller_port: port,
+        heap_mb: z.number().int().min(128).max(8192),
+      })
+      .strict(),
+    runner: z
+      .object({
+        api_port: port,
+        api_token: z.string().min(8),
+        worker_concurrency: z.number().int().min(1).max(64),
+        lease_seconds: z.number().int().min(2).max(60),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type StandConfig = z.infer<typeof standConfigSchema>;
+export type ClickHouseNodeConfig = z.infer<typeof clickhouseNode>;
+
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+  ) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses and validates a stand config document; errors name the file and every bad field. */
+export function parseStandConfig(text: string, file: string): StandConfig {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${file}: not valid YAML: ${(err as Error).message}`, file);
+  }
+  const result = standConfigSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues
+      .map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`)
+      .join("\n");
+    throw new ConfigError(`${file}: invalid stand config:\n${problems}`, file);
+  }
+  const ports = collectPorts(result.data);
+  const dup = ports.find((p, i) => ports.indexOf(p) !== i);
+  if (dup !== undefined) throw new ConfigError(`${file}: port ${dup} is used twice`, file);
+  return result.data;
+}
+
+function collectPorts(c: StandConfig): number[] {
+  return [
+    c.postgres.port,
+    c.zookeeper.port,
+    c.kafka.port,
+    c.kafka.controller_port,
+    c.runner.api_port,
+    ...c.clickhouse.nodes.flatMap((n) => [n.http_port, n.tcp_port, n.interserver_port]),
+  ];
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+let cached: StandConfig | undefined;
+
+/** The stand config file in force: $STAND_CONFIG or stand.yaml at the repository root. */
+export function standConfigPath(): string {
+  const override = process.env.STAND_CONFIG;
+  return override ? path.resolve(override) : path.join(repoRoot, "stand.yaml");
+}
+
+export function loadStandConfig(): StandConfig {
+  if (cached) return cached;
+  const file = standConfigPath();
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`cannot read stand config ${file}: ${(err as Error).message}`, file);
+  }
+  cached = deepFreeze(parseStandConfig(text, file));
+  return cached;
+}
+
+/** Absolute path of the stand's state directory (data, logs, pid files). */
+export function stateDir(config: StandConfig = loadStandConfig()): string {
+  return path.resolve(repoRoot, config.state_dir);
+}
+
+/** Process-level switches that are not part of the stand file. */
+export const processEnv = Object.freeze({
+  logLevel: process.env.LOG_LEVEL ?? "info",
+  ci: process.env.CI === "true",
+});
+
+export function postgresUrl(database: string, config: StandConfig = loadStandConfig()): string {
+  const pg = config.postgres;
+  return `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${config.bind_host}:${pg.port}/${encodeURIComponent(database)}`;
+}

@@ -1,0 +1,102 @@
+// Small error classes with typed fields, and coerceError for every catch.
+// The API maps these to HTTP statuses by class, never by message text.
+
+export const PG_ERROR = Object.freeze({
+  UNIQUE_VIOLATION: "23505",
+  FOREIGN_KEY_VIOLATION: "23503",
+  SERIALIZATION_FAILURE: "40001",
+  DEADLOCK_DETECTED: "40P01",
+  UNDEFINED_TABLE: "42P01",
+  INVALID_TEXT_REPRESENTATION: "22P02",
+});
+
+export class RunnerError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class DagNotFoundError extends RunnerError {
+  constructor(readonly dagId: string) {
+    super(`DAG '${dagId}' is not known to the runner (is it in dags/ and exported from dags/index.ts?)`);
+  }
+}
+
+export class DagRunNotFoundError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string) {
+    super(`DAG run '${runId}' of DAG '${dagId}' does not exist`);
+  }
+}
+
+export class TaskInstanceNotFoundError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string, readonly taskId: string) {
+    super(`task '${taskId}' does not exist in run '${runId}' of DAG '${dagId}'`);
+  }
+}
+
+export class TryNotFoundError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string, readonly taskId: string, readonly tryNumber: number) {
+    super(`task '${taskId}' of run '${runId}' (DAG '${dagId}') has no try ${tryNumber}`);
+  }
+}
+
+export class DuplicateRunError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string) {
+    super(`DAG '${dagId}' already has a run with id '${runId}'`);
+  }
+}
+
+export class VariableNotFoundError extends RunnerError {
+  constructor(readonly key: string) {
+    super(`variable '${key}' does not exist`);
+  }
+}
+
+/** A run's conf does not match the DAG's params schema; `field` names the offending path. */
+export class ConfValidationError extends RunnerError {
+  constructor(readonly dagId: string, readonly field: string, readonly problem: string) {
+    super(`conf for DAG '${dagId}' is invalid at '${field}': ${problem}`);
+  }
+}
+
+/** A DAG definition is malformed (cycle, unknown upstream, duplicate task id). */
+export class DagDefinitionError extends RunnerError {
+  constructor(readonly dagId: string, readonly taskId: string | null, problem: string) {
+    super(`DAG '${dagId}'${taskId ? ` task '${taskId}'` : ""}: ${problem}`);
+  }
+}
+
+/** Thrown by a task to fail at once without using its remaining retries. */
+export class NonRetryableError extends RunnerError {}
+
+/** The database schema is newer than this code knows. */
+export class SchemaTooNewError extends RunnerError {
+  constructor(readonly databaseVersion: number, readonly codeVersion: number) {
+    super(
+      `runner database schema is at migration ${databaseVersion} but this code knows only up to ${codeVersion}; ` +
+        "upgrade the code (git pull) or point the runner at another database",
+    );
+  }
+}
+
+/** Turns anything thrown into an Error, keeping the original as `cause`. */
+export function coerceError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  if (typeof value === "string") return new Error(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  return new Error(`non-error thrown: ${text}`, { cause: value });
+}
+
+/** The Postgres SQLSTATE of an error from pg, if it has one. */
+export function pgErrorCode(err: unknown): string | undefined {
+  if (err && typeof err === "object" && "code" in err && typeof (err as { code: unknown }).code === "string") {
+    return (err as { code: string }).code;
+  }
+  return undefined;
+}

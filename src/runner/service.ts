@@ -1,0 +1,42 @@
+// The contract between the engine and everything that talks to it (REST API, web view, CLI tests).
+// The engine implements RunnerService; src/api depends only on this interface and the errors in
+// src/runner/errors.ts, never on engine internals.
+import type {
+  DagRunRecord,
+  DagSummary,
+  ListRunsQuery,
+  Page,
+  TaskInstanceRecord,
+  TaskLogRecord,
+  TriggerRequest,
+  VariableChange,
+  VariableRecord,
+} from "./types.ts";
+
+export interface RunnerService {
+  listDags(): Promise<DagSummary[]>;
+  /** Throws DagNotFoundError. */
+  getDag(dagId: string): Promise<DagSummary>;
+  setPaused(dagId: string, paused: boolean): Promise<DagSummary>;
+
+  /** Validates conf against the DAG's params (ConfValidationError naming the field);
+   * DagNotFoundError; DuplicateRunError when runId exists. The run starts queued. */
+  triggerRun(dagId: string, request: TriggerRequest): Promise<DagRunRecord>;
+  getRun(dagId: string, runId: string): Promise<DagRunRecord>;
+  listRuns(dagId: string, query: ListRunsQuery): Promise<Page<DagRunRecord>>;
+  listTaskInstances(dagId: string, runId: string): Promise<TaskInstanceRecord[]>;
+  /** Throws TaskInstanceNotFoundError / TryNotFoundError. */
+  getTaskLog(dagId: string, runId: string, taskId: string, tryNumber: number): Promise<TaskLogRecord>;
+  /** Resolves when the run is terminal (woken by NOTIFY, not by polling) or when the timeout or
+   * signal ends the wait; returns the run as it is then. */
+  waitForRun(dagId: string, runId: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<DagRunRecord>;
+
+  listVariables(query: { limit: number; offset: number }): Promise<Page<VariableRecord>>;
+  /** Throws VariableNotFoundError. */
+  getVariable(key: string): Promise<VariableRecord>;
+  setVariable(key: string, value: string, meta: { changedBy: string; description?: string | null }): Promise<VariableRecord>;
+  deleteVariable(key: string, meta: { changedBy: string }): Promise<void>;
+  variableHistory(key: string): Promise<VariableChange[]>;
+
+  health(): Promise<{ metadatabase: "healthy" | "unhealthy"; scheduler: "healthy" | "unhealthy"; latestHeartbeat: Date | null }>;
+}

@@ -1,0 +1,142 @@
+// Core vocabulary of the DAG runner, shared by the engine (src/runner), the API (src/api),
+// the CLI (src/cli) and the web view (src/web). Types only: no behaviour lives here.
+//
+// Glossary
+//   DAG            a named graph of tasks with dependencies, declared in dags/ with the builder.
+//   run (dag run)  one execution of a DAG, with its conf; states queued -> running -> success|failed.
+//   task instance  one task inside one run; carries a state, a try number and its timing.
+//   try            one attempt at a task instance; each try has its own log and attempt token.
+//   manifest       the full list of task ids a run declares at creation; the run is success
+//                  only when every task in it is terminal (seed: manifest-gated-completion).
+//   lease          how long a worker may hold a running try without renewing; when it lapses the
+//                  try is taken over (retried or failed) and the dead worker's late result refused.
+//   attempt token  a random id per try; results must present it (fencing).
+//   deferred       a task waiting on something outside (a child run) that holds no worker slot.
+//   waiting trigger a task that triggers a child run of another DAG and defers until it ends.
+
+export const RUN_STATES = ["queued", "running", "success", "failed"] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const TASK_STATES = [
+  "scheduled",
+  "queued",
+  "running",
+  "deferred",
+  "success",
+  "failed",
+  "skipped",
+  "upstream_failed",
+  "up_for_retry",
+] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+export const TERMINAL_TASK_STATES: ReadonlySet<TaskState> = new Set([
+  "success",
+  "failed",
+  "skipped",
+  "upstream_failed",
+]);
+export const TERMINAL_RUN_STATES: ReadonlySet<RunState> = new Set(["success", "failed"]);
+
+/** How a run came to be (Airflow's run_type). */
+export type RunType = "manual" | "scheduled" | "triggered";
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type RunConf = { [key: string]: JsonValue };
+
+export interface DagSummary {
+  dagId: string;
+  description: string;
+  schedule: string | null;
+  isPaused: boolean;
+  maxActiveRuns: number;
+  taskIds: string[];
+  /** JSON Schema of the params (conf) the DAG accepts, for forms and validation messages. */
+  paramsJsonSchema: JsonValue;
+  fileloc: string;
+}
+
+export interface DagRunRecord {
+  dagId: string;
+  runId: string;
+  state: RunState;
+  runType: RunType;
+  conf: RunConf;
+  logicalDate: Date | null;
+  queuedAt: Date;
+  startDate: Date | null;
+  endDate: Date | null;
+  note: string | null;
+  /** Task ids declared at creation. */
+  manifest: string[];
+  /** Set when this run was created by a waiting trigger. */
+  parentDagId: string | null;
+  parentRunId: string | null;
+  parentTaskId: string | null;
+  triggeredBy: string;
+}
+
+export interface TaskInstanceRecord {
+  dagId: string;
+  runId: string;
+  taskId: string;
+  state: TaskState;
+  tryNumber: number;
+  maxTries: number;
+  startDate: Date | null;
+  endDate: Date | null;
+  durationMs: number | null;
+  worker: string | null;
+  error: string | null;
+  /** For a waiting trigger: the child run it started. */
+  childDagId: string | null;
+  childRunId: string | null;
+}
+
+export interface TaskLogRecord {
+  dagId: string;
+  runId: string;
+  taskId: string;
+  tryNumber: number;
+  lines: { at: Date; level: string; message: string }[];
+}
+
+export interface VariableRecord {
+  key: string;
+  value: string;
+  description: string | null;
+  updatedAt: Date;
+}
+
+export interface VariableChange {
+  key: string;
+  oldValue: string | null;
+  newValue: string | null;
+  changedAt: Date;
+  /** Who changed it: "api:<caller>", "cli", or "run:<dag_id>/<run_id>/<task_id>". */
+  changedBy: string;
+  dagId: string | null;
+  runId: string | null;
+}
+
+export interface TriggerRequest {
+  runId?: string;
+  logicalDate?: Date | null;
+  conf?: RunConf;
+  note?: string | null;
+  runType?: RunType;
+  triggeredBy: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  totalEntries: number;
+}
+
+export interface ListRunsQuery {
+  limit: number;
+  offset: number;
+  state?: RunState;
+  /** Newest first by default. */
+  order?: "asc" | "desc";
+}
