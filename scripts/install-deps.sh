@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs what the local stand needs and is missing, and says what it did; seconds when all is there.
+#  - npm packages (npm ci) when node_modules is missing or older than package-lock.json
+#  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven
+#  - the Kafka jars (kafka_2.13 + runtime dependencies) for the version in stand.yaml, via Maven,
+#    into <state_dir>/kafka/libs (git-ignored)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+
+say() { echo "install-deps: $*"; }
+
+# --- npm -------------------------------------------------------------------------------------
+# npm writes node_modules/.package-lock.json on every install: older than package-lock.json = stale
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "npm ci (node_modules missing or older than package-lock.json)"
+  npm ci --no-audit --no-fund
+else
+  say "npm packages up to date"
+fi
+
+# --- Debian packages -------------------------------------------------------------------------
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+wanted=(postgresql clickhouse-server clickhouse-client zookeeper)
+command -v java >/dev/null || wanted+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null || wanted+=(maven)
+missing=()
+for pkg in "${wanted[@]}"; do installed "$pkg" || missing+=("$pkg"); done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # the packages' own start scripts need an init system we do not have: the stand starts servers itself
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  say "Debian packages present: ${wanted[*]}"
+fi
+
+# --- Kafka jars ------------------------------------------------------------------------------
+read -r kafka_version libs_dir < <(node --import tsx src/stand/cli.ts kafka-libs)
+stamp="$libs_dir/.fetched-version"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$kafka_version" ]; then
+  say "Kafka $kafka_version jars present in $libs_dir"
+else
+  fetch_dir="$(dirname "$libs_dir")/fetch"
+  mkdir -p "$fetch_dir"
+  # kafka_2.13 brings the broker, controller (raft), storage tool and clients; log4j-slf4j-impl routes
+  # the broker's slf4j logging into log4j2 (without it the broker logs nothing)
+  cat > "$fetch_dir/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.stand</groupId>
+  <artifactId>kafka-libs</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$kafka_version</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency>
+  </dependencies>
+</project>
+POM
+  say "fetching Kafka $kafka_version jars with Maven into $libs_dir"
+  rm -rf "$libs_dir.partial"
+  mvn -q -B -Dstyle.color=never -f "$fetch_dir/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$libs_dir.partial"
+  rm -rf "$libs_dir"
+  mv "$libs_dir.partial" "$libs_dir"
+  echo "$kafka_version" > "$stamp"
+  say "fetched $(ls "$libs_dir"/*.jar | wc -l) jars ($(du -sh "$libs_dir" | cut -f1))"
+fi
+
+say "done in $(( $(date +%s) - started )) s"

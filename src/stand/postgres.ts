@@ -1,0 +1,163 @@
+// PostgreSQL from Debian's packages, run as the `postgres` OS user (initdb and postgres refuse root).
+// The stand role from stand.yaml is the cluster's bootstrap superuser (password auth), and owns the
+// databases `postgres.database` and `postgres.runner_database`.
+import { execFile } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+import type { StandConfig } from "../config/stand.ts";
+import type { ServiceDefinition, StandContext } from "./service.ts";
+
+const execFileAsync = promisify(execFile);
+
+interface OsUser {
+  uid: number;
+  gid: number;
+}
+
+/** uid/gid of the `postgres` OS user, which Debian's postgresql package creates. */
+function postgresOsUser(): OsUser {
+  const line = readFileSync("/etc/passwd", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("postgres:"));
+  const fields = line?.split(":");
+  if (!fields || fields.length < 4) {
+    throw new Error("postgres: no `postgres` OS user; install Debian's postgresql package (make install)");
+  }
+  return { uid: Number(fields[2]), gid: Number(fields[3]) };
+}
+
+/** The newest Debian PostgreSQL server binaries: /usr/lib/postgresql/<major>/bin. */
+export function postgresBinDir(): string {
+  const base = "/usr/lib/postgresql";
+  const majors = existsSync(base)
+    ? readdirSync(base)
+        .filter((v) => existsSync(path.join(base, v, "bin", "postgres")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (majors[0] === undefined) throw new Error(`postgres: no server binaries under ${base}; run make install`);
+  return path.join(base, majors[0], "bin");
+}
+
+/** The postgres user must be able to walk down to its data dir; a repo under /root would stop it. */
+function assertTraversable(dir: string, user: OsUser): void {
+  for (let d = path.dirname(dir); ; d = path.dirname(d)) {
+    const st = statSync(d);
+    const ok = st.uid === user.uid ? (st.mode & 0o100) !== 0 : st.gid === user.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
+    if (!ok) {
+      throw new Error(
+        `postgres: the postgres OS user cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)}), so it cannot reach ${dir}. ` +
+          `Either chmod o+x ${d}, or set state_dir in stand.yaml to a path it can reach (e.g. /var/tmp/clickstream-stand).`,
+      );
+    }
+    if (d === path.dirname(d)) return;
+  }
+}
+
+async function initCluster(ctx: StandContext, user: OsUser): Promise<void> {
+  const { data, dir } = ctx.paths.postgres;
+  mkdirSync(data, { recursive: true });
+  chownSync(data, user.uid, user.gid);
+  chmodSync(data, 0o700);
+  const pwfile = path.join(dir, "initdb-password");
+  writeFileSync(pwfile, ctx.config.postgres.password + "\n", { mode: 0o600 });
+  chownSync(pwfile, user.uid, user.gid);
+  ctx.print(`postgres: initdb ${data} (superuser ${ctx.config.postgres.user})`);
+  try {
+    await execFileAsync(
+      path.join(postgresBinDir(), "initdb"),
+      ["-D", data, "-U", ctx.config.postgres.user, `--pwfile=${pwfile}`, "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C.UTF-8"],
+      { uid: user.uid, gid: user.gid, cwd: data },
+    );
+  } catch (err) {
+    const e = err as Error & { stderr?: string };
+    throw new Error(`postgres: initdb failed: ${e.stderr ?? e.message}`, { cause: err });
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+}
+
+function clientConfig(config: StandConfig, database: string): pg.ClientConfig {
+  return {
+    host: config.bind_host,
+    port: config.postgres.port,
+    user: config.postgres.user,
+    password: config.postgres.password,
+    database,
+    connectionTimeoutMillis: 2000,
+  };
+}
+
+async function withClient<T>(config: StandConfig, database: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client(clientConfig(config, database));
+  client.on("error", () => undefined); // a server shutting down mid-probe must not crash the CLI
+  try {
+    await client.connect();
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+async function ensureDatabases(ctx: StandContext): Promise<void> {
+  const wanted = [ctx.config.postgres.database, ctx.config.postgres.runner_database];
+  await withClient(ctx.config, "postgres", async (client) => {
+    for (const db of wanted) {
+      const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [db]);
+      if (found.rowCount === 0) {
+        // CREATE DATABASE takes no parameters: the name goes through the identifier quoter
+        await client.query(`CREATE DATABASE ${quoteIdent(db)} OWNER ${quoteIdent(ctx.config.postgres.user)}`);
+        ctx.print(`postgres: created database ${db}`);
+      }
+    }
+  });
+}
+
+export function postgresService(ctx: StandContext): ServiceDefinition {
+  const config = ctx.config;
+  const { data, log } = ctx.paths.postgres;
+  return {
+    name: "postgres",
+    port: config.postgres.port,
+    stopSignal: "SIGINT", // "fast" shutdown: SIGTERM would wait for every client to disconnect
+    stopGraceMs: 30_000,
+    logFiles: [log],
+    healthWhat: `SELECT 1 as ${config.postgres.user} on ${config.bind_host}:${config.postgres.port}`,
+    hint: `read ${log}; a stale ${data}/postmaster.pid after a crash is removed by postgres itself when the pid is gone; ` +
+      `if initdb left a half-made cluster, run make clean`,
+    async prepare(c) {
+      const user = postgresOsUser();
+      mkdirSync(c.paths.postgres.dir, { recursive: true });
+      assertTraversable(data, user);
+      if (!existsSync(path.join(data, "PG_VERSION"))) await initCluster(c, user);
+    },
+    launch() {
+      const user = postgresOsUser();
+      return {
+        service: "postgres",
+        command: path.join(postgresBinDir(), "postgres"),
+        // the data dir path is the marker that proves the pid is ours
+        args: [
+          "-D", data,
+          "-p", String(config.postgres.port),
+          "-c", `listen_addresses=${config.bind_host}`,
+          "-c", "unix_socket_directories=", // TCP only: no socket path in /var/run to own or collide on
+          "-c", "max_connections=200",
+          "-c", "shared_buffers=128MB",
+        ],
+        logFile: log,
+        marker: data,
+        uid: user.uid,
+        gid: user.gid,
+        cwd: data,
+      };
+    },
+    probe: (c) => withClient(c.config, "postgres", async (client) => (await client.query("SELECT 1")).rowCount === 1),
+    afterHealthy: ensureDatabases,
+  };
+}

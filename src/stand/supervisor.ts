@@ -1,0 +1,155 @@
+// Starts stand services as detached background processes and stops only the ones it started.
+// A pid file records the pid and a marker (a path unique to the service); a process counts as ours
+// only while /proc/<pid>/cmdline still contains that marker, so a recycled pid is never signalled.
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export interface PidRecord {
+  pid: number;
+  marker: string;
+  startedAt: string;
+}
+
+export interface StartSpec {
+  service: string;
+  command: string;
+  args: string[];
+  /** File receiving the process's stdout and stderr. */
+  logFile: string;
+  /** A string that appears in the process's command line and nowhere else (a path under .stand). */
+  marker: string;
+  uid?: number;
+  gid?: number;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class Supervisor {
+  constructor(readonly pidDir: string) {}
+
+  pidFile(service: string): string {
+    return path.join(this.pidDir, `${service}.pid`);
+  }
+
+  readPid(service: string): PidRecord | undefined {
+    const file = this.pidFile(service);
+    if (!existsSync(file)) return undefined;
+    try {
+      const parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<PidRecord>;
+      if (typeof parsed.pid !== "number" || typeof parsed.marker !== "string") return undefined;
+      return { pid: parsed.pid, marker: parsed.marker, startedAt: String(parsed.startedAt) };
+    } catch {
+      return undefined; // a torn or foreign file: treat as "not running", it is rewritten on start
+    }
+  }
+
+  /** The live pid of a service we started, or undefined (stale pid files are removed). */
+  runningPid(service: string): number | undefined {
+    const record = this.readPid(service);
+    if (!record) return undefined;
+    if (isProcessOurs(record)) return record.pid;
+    rmSync(this.pidFile(service), { force: true });
+    return undefined;
+  }
+
+  start(spec: StartSpec): number {
+    mkdirSync(this.pidDir, { recursive: true });
+    mkdirSync(path.dirname(spec.logFile), { recursive: true });
+    const fd = openSync(spec.logFile, "a");
+    try {
+      writeFileSync(fd, `\n=== ${new Date().toISOString()} starting ${spec.service}: ${spec.command} ${spec.args.join(" ")}\n`);
+      // detached: its own session, so the stand outlives the CLI and a Ctrl-C in the shell does not reach it
+      const child = spawn(spec.command, spec.args, {
+        detached: true,
+        stdio: ["ignore", fd, fd],
+        cwd: spec.cwd,
+        env: spec.env,
+        uid: spec.uid,
+        gid: spec.gid,
+      });
+      if (child.pid === undefined) throw new Error(`${spec.service}: could not spawn ${spec.command}`);
+      child.unref();
+      const record: PidRecord = { pid: child.pid, marker: spec.marker, startedAt: new Date().toISOString() };
+      writeFileSync(this.pidFile(spec.service), JSON.stringify(record) + "\n");
+      return child.pid;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * Stops a service by its pid file: `signal`, wait up to `graceMs`, then SIGKILL.
+   * Returns what happened so the CLI can say it.
+   */
+  async stop(service: string, signal: NodeJS.Signals, graceMs: number): Promise<"not-running" | "stopped" | "killed"> {
+    const record = this.readPid(service);
+    if (!record || !isProcessOurs(record)) {
+      rmSync(this.pidFile(service), { force: true });
+      return "not-running";
+    }
+    signalQuietly(record.pid, signal);
+    if (await waitForExit(record, graceMs)) {
+      rmSync(this.pidFile(service), { force: true });
+      return "stopped";
+    }
+    signalQuietly(record.pid, "SIGKILL");
+    await waitForExit(record, 5000);
+    rmSync(this.pidFile(service), { force: true });
+    return "killed";
+  }
+}
+
+/** True while the pid is alive (not a zombie) and its command line still carries our marker. */
+export function isProcessOurs(record: PidRecord): boolean {
+  try {
+    const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
+    // field 3 after the parenthesised command name is the state; Z = zombie, X = dead
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (state === "Z" || state === "X") return false;
+    const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8").split("\0").join(" ");
+    return cmdline.includes(record.marker);
+  } catch {
+    return false;
+  }
+}
+
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone between the check and the signal
+  }
+}
+
+async function waitForExit(record: PidRecord, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isProcessOurs(record)) return true;
+    await sleep(200);
+  }
+  return !isProcessOurs(record);
+}
+
+/** True when something accepts TCP connections on 127.0.0.1:port. */
+export function isPortOpen(port: number, host = "127.0.0.1", timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    const done = (open: boolean): void => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+/** The last `lines` lines of a file, or a note that it does not exist yet. */
+export function tailFile(file: string, lines = 30): string {
+  if (!existsSync(file)) return `(no file ${file} yet)`;
+  const text = readFileSync(file, "utf8");
+  return text.split("\n").slice(-lines - 1).join("\n");
+}
