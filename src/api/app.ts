@@ -1,0 +1,77 @@
+// The express app of the runner's REST API (Airflow public API v2 shape). It depends only on the
+// RunnerService contract, so tests mount it on an ephemeral port over a real or fake engine.
+import { randomUUID } from "node:crypto";
+import express from "express";
+import type { Express } from "express";
+import type { Logger } from "pino";
+import { Registry } from "prom-client";
+import type { RunnerService } from "../runner/service.ts";
+import { requireBearerToken } from "./auth.ts";
+import type { ApiContext } from "./context.ts";
+import { recordRequestMetrics } from "./metrics.ts";
+import { buildOpenApiDocument } from "./openapi.ts";
+import { ApiProblem, errorHandler } from "./problem.ts";
+import { mountRoutes } from "./route.ts";
+import type { RouteSpec } from "./route.ts";
+import { dagRunRoutes } from "./routes/dagRuns.ts";
+import { dagRoutes } from "./routes/dags.ts";
+import { monitorRoutes } from "./routes/monitor.ts";
+import { taskInstanceRoutes } from "./routes/taskInstances.ts";
+import { variableRoutes } from "./routes/variables.ts";
+
+export const API_VERSION = "2.0.0-stand";
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface CreateAppOptions {
+  runner: RunnerService;
+  token: string;
+  logger: Logger;
+  /** The engine's registry; the API adds its request metrics to it. A private one when omitted. */
+  metricsRegistry?: Registry;
+  shutdownSignal?: AbortSignal;
+  bodyLimitBytes?: number;
+}
+
+export interface RunnerApp extends Express {
+  /** The route declarations the app mounted (the OpenAPI document is written from them). */
+  readonly routeSpecs: readonly RouteSpec[];
+}
+
+export function createApp(options: CreateAppOptions): RunnerApp {
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const context: ApiContext = {
+    runner: options.runner,
+    logger: options.logger,
+    metricsRegistry: options.metricsRegistry ?? new Registry(),
+    shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
+  };
+  let document: Record<string, unknown> | undefined;
+  const specs: RouteSpec[] = [
+    ...dagRoutes(context),
+    ...dagRunRoutes(context),
+    ...taskInstanceRoutes(context),
+    ...variableRoutes(context),
+    ...monitorRoutes(context, () => (document ??= buildOpenApiDocument(specs, { version: API_VERSION }))),
+  ];
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use((req, res, next) => {
+    const requestId = randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader("X-Request-Id", requestId);
+    next();
+  });
+  app.use(recordRequestMetrics(context.metricsRegistry));
+
+  const router = express.Router();
+  mountRoutes(router, specs, { requireToken: requireBearerToken(options.token), bodyLimitBytes });
+  app.use(router);
+
+  app.use((req, _res, next) => {
+    next(new ApiProblem(404, `no route ${req.method} ${req.path}; the routes are listed at /api/v2/openapi.json`));
+  });
+  app.use(errorHandler(options.logger, bodyLimitBytes));
+  return Object.assign(app, { routeSpecs: specs });
+}

@@ -1,0 +1,20 @@
+// What every router module receives: the engine surface, a logger, and process-level signals.
+import type { Request } from "express";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { RunnerService } from "../runner/service.ts";
+
+export interface ApiContext {
+  runner: RunnerService;
+  logger: Logger;
+  metricsRegistry: Registry;
+  /** Aborted when the server shuts down, so long waits answer at once instead of holding it. */
+  shutdownSignal: AbortSignal;
+}
+
+/** Who is calling, for audit fields (variable history, triggered_by). The CLI names itself with
+ * the X-Runner-Client header; anything unrecognisable reads as plain "rest". */
+export function callerOf(req: Request): string {
+  const client = req.headers["x-runner-client"];
+  return typeof client === "string" && /^[a-z][a-z0-9_.-]{0,39}$/.test(client) ? client : "rest";
+}

@@ -1,0 +1,140 @@
+// Problem JSON (RFC 9457, Airflow's {detail} plus type/title/status) for every error the API
+// answers, and the one error handler that maps engine errors to statuses by class.
+import type { ErrorRequestHandler, Response } from "express";
+import type { Logger } from "pino";
+import {
+  ConfValidationError,
+  DagNotFoundError,
+  DagRunNotFoundError,
+  DuplicateRunError,
+  TaskInstanceNotFoundError,
+  TryNotFoundError,
+  VariableNotFoundError,
+  coerceError,
+} from "../runner/errors.ts";
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** The request field the problem is about, e.g. "conf.days", "limit", "dag_id". */
+  field?: string;
+  errors?: { field: string; message: string }[];
+  request_id?: string;
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Entity",
+  431: "Request Header Fields Too Large",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+
+export function titleFor(status: number): string {
+  return TITLES[status] ?? (status >= 500 ? "Server Error" : "Client Error");
+}
+
+/** An error the API answers as-is: thrown by handlers and validation, never logged as a fault. */
+export class ApiProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly extra: { field?: string; errors?: { field: string; message: string }[] } = {},
+  ) {
+    super(detail);
+    this.name = "ApiProblem";
+  }
+}
+
+export function sendProblem(res: Response, problem: ProblemBody): void {
+  res.status(problem.status).type("application/problem+json").send(JSON.stringify(problem));
+}
+
+function problemOf(status: number, detail: string, extra: Partial<ProblemBody> = {}): ProblemBody {
+  return { type: "about:blank", title: titleFor(status), status, detail, ...extra };
+}
+
+/** Maps an engine error to a problem by its class; undefined for errors that are not the caller's. */
+export function problemForRunnerError(err: unknown): ProblemBody | undefined {
+  if (err instanceof DagNotFoundError) return problemOf(404, err.message, { field: "dag_id" });
+  if (err instanceof DagRunNotFoundError) return problemOf(404, err.message, { field: "dag_run_id" });
+  if (err instanceof TaskInstanceNotFoundError) return problemOf(404, err.message, { field: "task_id" });
+  if (err instanceof TryNotFoundError) return problemOf(404, err.message, { field: "try_number" });
+  if (err instanceof VariableNotFoundError) return problemOf(404, err.message, { field: "variable_key" });
+  if (err instanceof DuplicateRunError) return problemOf(409, err.message, { field: "dag_run_id" });
+  // Airflow answers invalid params with 400; the field is the path inside the body.
+  if (err instanceof ConfValidationError) {
+    const field = err.field.startsWith("conf") ? err.field : `conf.${err.field}`;
+    return problemOf(400, err.message, { field, errors: [{ field, message: err.problem }] });
+  }
+  return undefined;
+}
+
+/** Errors raised by express itself or body-parser (bad JSON, too large, undecodable path) carry
+ * an HTTP status and are safe to show; anything else is an internal fault. */
+function clientHttpError(err: unknown): { status: number; message: string; type?: string } | undefined {
+  if (!err || typeof err !== "object") return undefined;
+  const e = err as { status?: unknown; statusCode?: unknown; message?: unknown; type?: unknown };
+  const status = typeof e.status === "number" ? e.status : typeof e.statusCode === "number" ? e.statusCode : undefined;
+  if (status === undefined || status < 400 || status > 499) return undefined;
+  return {
+    status,
+    message: typeof e.message === "string" ? e.message : titleFor(status),
+    type: typeof e.type === "string" ? e.type : undefined,
+  };
+}
+
+function describeClientError(http: { status: number; message: string; type?: string }, limitBytes: number): ProblemBody {
+  switch (http.type) {
+    case "entity.parse.failed":
+      return problemOf(400, `request body is not valid JSON: ${http.message}`, { field: "body" });
+    case "entity.too.large":
+      return problemOf(413, `request body is larger than the limit of ${limitBytes} bytes`, { field: "body" });
+    case "encoding.unsupported":
+    case "charset.unsupported":
+      return problemOf(415, http.message, { field: "body" });
+    default:
+      return problemOf(http.status, http.message);
+  }
+}
+
+export function errorHandler(logger: Logger, bodyLimitBytes: number): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const requestId = String(res.locals.requestId ?? "");
+    if (err instanceof ApiProblem) {
+      sendProblem(res, problemOf(err.status, err.detail, err.extra));
+      return;
+    }
+    const known = problemForRunnerError(err);
+    if (known) {
+      sendProblem(res, known);
+      return;
+    }
+    const http = clientHttpError(err);
+    if (http) {
+      sendProblem(res, describeClientError(http, bodyLimitBytes));
+      return;
+    }
+    const error = coerceError(err);
+    logger.error({ err: error, requestId, method: req.method, url: req.originalUrl }, "unexpected error in API handler");
+    sendProblem(
+      res,
+      problemOf(500, `internal error while handling ${req.method} ${req.path}; see the runner log for request ${requestId}`, {
+        request_id: requestId,
+      }),
+    );
+  };
+}

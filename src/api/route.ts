@@ -1,0 +1,154 @@
+// One declaration per route: path, auth, zod schemas for path/query/body and responses, and the
+// handler. The same declarations mount the express routes and write the OpenAPI document, so the
+// two cannot drift apart.
+import express from "express";
+import type { Request, RequestHandler, Response, Router } from "express";
+import { z } from "zod";
+import { ApiProblem } from "./problem.ts";
+
+export type HttpMethod = "get" | "post" | "patch" | "delete";
+
+export interface ResponseDoc {
+  description: string;
+  /** Named component in the OpenAPI document; omitted for bodiless or non-JSON answers. */
+  schema?: z.ZodType;
+  schemaName?: string;
+  contentType?: string;
+}
+
+export interface HandlerInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteDefinition<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  method: HttpMethod;
+  /** OpenAPI style: /api/v2/dags/{dag_id}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Mutating routes need the bearer token. */
+  auth: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  bodySchemaName?: string;
+  responses: Record<number, ResponseDoc>;
+  handle: (input: HandlerInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<void> | void;
+}
+
+/** A route with its types erased, as collected for mounting and documentation. */
+export interface RouteSpec {
+  method: HttpMethod;
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  auth: boolean;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  bodySchemaName?: string;
+  responses: Record<number, ResponseDoc>;
+  run: (req: Request, res: Response) => Promise<void>;
+}
+
+const noParams = z.object({}).strict();
+
+export function defineRoute<
+  P extends z.ZodType = typeof noParams,
+  Q extends z.ZodType = typeof noParams,
+  B extends z.ZodType = z.ZodUndefined,
+>(def: RouteDefinition<P, Q, B>): RouteSpec {
+  const { handle, ...doc } = def;
+  return {
+    ...doc,
+    run: async (req, res) => {
+      const params = parseInput(def.params ?? noParams, req.params, "path", 400) as z.output<P>;
+      const query = parseInput(def.query ?? noParams, req.query, "query", 422) as z.output<Q>;
+      const body = (def.body ? parseInput(def.body, req.body, "body", 422) : undefined) as z.output<B>;
+      await handle({ params, query, body, req, res });
+    },
+  };
+}
+
+/** Express path syntax for an OpenAPI path: {dag_id} -> :dag_id. */
+export function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ":$1");
+}
+
+function describeIssue(issue: z.core.$ZodIssue, location: string): { field: string; message: string }[] {
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      field: [...issue.path.map(String), key].join("."),
+      message: location === "query" ? `unknown query parameter '${key}'` : `unknown field '${key}'`,
+    }));
+  }
+  const field = issue.path.map(String).join(".") || location;
+  return [{ field, message: issue.message }];
+}
+
+function parseInput(schema: z.ZodType, value: unknown, location: "path" | "query" | "body", status: number): unknown {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors = result.error.issues.flatMap((issue) => describeIssue(issue, location));
+  const detail = errors.map((e) => `${location === "body" ? "" : `${location} parameter `}${e.field}: ${e.message}`).join("; ");
+  throw new ApiProblem(status, detail, { field: errors[0]?.field ?? location, errors });
+}
+
+export interface MountOptions {
+  requireToken: RequestHandler;
+  bodyLimitBytes: number;
+}
+
+/** Parses a JSON body; an empty body reads as {} so optional-only bodies may be omitted. */
+function jsonBody(limitBytes: number): RequestHandler[] {
+  const parse = express.json({ limit: limitBytes, strict: true, type: ["application/json", "application/*+json"] });
+  const requireJson: RequestHandler = (req, _res, next) => {
+    const hasContent = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if (!hasContent) {
+      req.body = {};
+      next();
+      return;
+    }
+    if (!req.is(["application/json", "application/*+json"])) {
+      next(new ApiProblem(415, `request body must be JSON (Content-Type: application/json), got '${req.headers["content-type"] ?? "none"}'`, { field: "body" }));
+      return;
+    }
+    next();
+  };
+  return [requireJson, parse];
+}
+
+/** Mounts every spec on the router, then answers other methods on the same paths with 405. */
+export function mountRoutes(router: Router, specs: RouteSpec[], options: MountOptions): void {
+  const byPath = new Map<string, RouteSpec[]>();
+  for (const spec of specs) byPath.set(spec.path, [...(byPath.get(spec.path) ?? []), spec]);
+  for (const [path, group] of byPath) {
+    const route = router.route(expressPath(path));
+    for (const spec of group) {
+      const chain: RequestHandler[] = [];
+      if (spec.auth) chain.push(options.requireToken);
+      if (spec.body) chain.push(...jsonBody(options.bodyLimitBytes));
+      chain.push((req, res) => spec.run(req, res));
+      route[spec.method](...chain);
+    }
+    const allowed = group.map((s) => s.method.toUpperCase());
+    if (allowed.includes("GET")) allowed.push("HEAD");
+    const allow = allowed.join(", ");
+    route.all((req, res, next) => {
+      res.setHeader("Allow", allow);
+      if (req.method === "OPTIONS") {
+        res.status(204).end();
+        return;
+      }
+      next(new ApiProblem(405, `method ${req.method} is not allowed on ${path}; allowed: ${allow}`));
+    });
+  }
+}

@@ -1,0 +1,130 @@
+// DAG runs: trigger, list, get, and wait for a run to finish.
+import type { ApiContext } from "../context.ts";
+import { callerOf } from "../context.ts";
+import { defineRoute } from "../route.ts";
+import type { RouteSpec } from "../route.ts";
+import type { RunConf } from "../../runner/types.ts";
+import { TERMINAL_RUN_STATES } from "../../runner/types.ts";
+import {
+  dagPathParams,
+  dagRunCollection,
+  dagRunResponse,
+  listRunsQuery,
+  runPathParams,
+  triggerRunBody,
+  waitQuery,
+} from "../schemas.ts";
+import { serializeRun } from "../serialize.ts";
+
+const runNotFound = { description: "Unknown DAG or run" };
+
+export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[] {
+  return [
+    defineRoute({
+      method: "post",
+      path: "/api/v2/dags/{dag_id}/dagRuns",
+      operationId: "trigger_dag_run",
+      summary: "Trigger a DAG run",
+      description:
+        "Creates a queued run. logical_date is required-but-nullable in Airflow 3; here it may also be omitted. " +
+        "conf is validated against the DAG's params: a wrong type answers 400 naming the field.",
+      tag: "DagRun",
+      auth: true,
+      params: dagPathParams,
+      body: triggerRunBody,
+      bodySchemaName: "TriggerDAGRunPostBody",
+      responses: {
+        200: { description: "The new run (queued)", schema: dagRunResponse, schemaName: "DAGRunResponse" },
+        400: { description: "conf does not match the DAG's params" },
+        404: { description: "Unknown DAG" },
+        409: { description: "A run with this dag_run_id exists" },
+      },
+      async handle({ params, body, req, res }) {
+        const caller = callerOf(req);
+        const run = await runner.triggerRun(params.dag_id, {
+          runId: body.dag_run_id ?? undefined,
+          logicalDate: body.logical_date ? new Date(body.logical_date) : null,
+          conf: (body.conf ?? {}) as RunConf,
+          note: body.note ?? null,
+          runType: "manual",
+          triggeredBy: caller === "cli" ? "cli" : "rest_api",
+        });
+        res.json(serializeRun(run));
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/dags/{dag_id}/dagRuns",
+      operationId: "get_dag_runs",
+      summary: "List a DAG's runs",
+      tag: "DagRun",
+      auth: false,
+      params: dagPathParams,
+      query: listRunsQuery,
+      responses: {
+        200: { description: "One page of runs", schema: dagRunCollection, schemaName: "DAGRunCollectionResponse" },
+        404: { description: "Unknown DAG" },
+      },
+      async handle({ params, query, res }) {
+        await runner.getDag(params.dag_id);
+        const page = await runner.listRuns(params.dag_id, {
+          limit: query.limit,
+          offset: query.offset,
+          state: query.state,
+          order: query.order_by.startsWith("-") ? "desc" : "asc",
+        });
+        res.json({ dag_runs: page.items.map(serializeRun), total_entries: page.totalEntries });
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}",
+      operationId: "get_dag_run",
+      summary: "Get a DAG run",
+      tag: "DagRun",
+      auth: false,
+      params: runPathParams,
+      responses: { 200: { description: "The run", schema: dagRunResponse, schemaName: "DAGRunResponse" }, 404: runNotFound },
+      async handle({ params, res }) {
+        res.json(serializeRun(await runner.getRun(params.dag_id, params.dag_run_id)));
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/wait",
+      operationId: "wait_dag_run",
+      summary: "Wait until a run is terminal",
+      description:
+        "Answers as soon as the run is success or failed, or after `timeout` seconds with the run as it is " +
+        "then (still 200: check `state`; the header X-Run-Terminal says true or false). Extension, not in Airflow.",
+      tag: "DagRun",
+      auth: false,
+      params: runPathParams,
+      query: waitQuery,
+      responses: {
+        200: { description: "The run when it ended, or at the timeout", schema: dagRunResponse, schemaName: "DAGRunResponse" },
+        404: runNotFound,
+      },
+      async handle({ params, query, res }) {
+        // Fail fast with 404 before holding the connection open.
+        await runner.getRun(params.dag_id, params.dag_run_id);
+        const stop = new AbortController();
+        const onClose = () => stop.abort();
+        res.on("close", onClose);
+        shutdownSignal.addEventListener("abort", onClose);
+        try {
+          const run = await runner.waitForRun(params.dag_id, params.dag_run_id, {
+            timeoutMs: Math.round(query.timeout * 1000),
+            signal: stop.signal,
+          });
+          if (res.writableEnded || res.destroyed) return;
+          res.setHeader("X-Run-Terminal", String(TERMINAL_RUN_STATES.has(run.state)));
+          res.json(serializeRun(run));
+        } finally {
+          res.off("close", onClose);
+          shutdownSignal.removeEventListener("abort", onClose);
+        }
+      },
+    }),
+  ];
+}
