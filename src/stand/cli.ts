@@ -60,7 +60,9 @@ program
   .action((key: string) => {
     let value: unknown = loadStandConfig();
     for (const part of key.split(".")) value = (value as Record<string, unknown> | undefined)?.[part];
-    if (value === undefined || typeof value === "object") fail(new Error(`no scalar config value at '${key}'`));
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+      fail(new Error(`no scalar config value at '${key}'`));
+    }
     console.log(String(value));
   });
 

@@ -76,6 +76,10 @@ ${ch.nodes.map((n) => renderShard(config, n)).join("\n")}
   </zookeeper>
   <macros>${tag("cluster", ch.cluster)}${tag("shard", node.shard)}${tag("replica", node.name)}</macros>
   <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+  <!-- librdkafka settings for every Kafka-engine table. A new consumer group must start from the
+       earliest offset: with librdkafka's default (latest) rows produced between CREATE MATERIALIZED VIEW
+       and the group's first assignment would be skipped. -->
+  <kafka><auto_offset_reset>smallest</auto_offset_reset></kafka>
 </yandex>
 `;
 }
