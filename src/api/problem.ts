@@ -79,9 +79,17 @@ export function problemForRunnerError(err: unknown): ProblemBody | undefined {
   return undefined;
 }
 
+interface ClientHttpError {
+  status: number;
+  message: string;
+  type?: string;
+  /** The router could not percent-decode a path segment. */
+  uriError: boolean;
+}
+
 /** Errors raised by express itself or body-parser (bad JSON, too large, undecodable path) carry
  * an HTTP status and are safe to show; anything else is an internal fault. */
-function clientHttpError(err: unknown): { status: number; message: string; type?: string } | undefined {
+function clientHttpError(err: unknown): ClientHttpError | undefined {
   if (!err || typeof err !== "object") return undefined;
   const e = err as { status?: unknown; statusCode?: unknown; message?: unknown; type?: unknown };
   const status = typeof e.status === "number" ? e.status : typeof e.statusCode === "number" ? e.statusCode : undefined;
@@ -90,10 +98,11 @@ function clientHttpError(err: unknown): { status: number; message: string; type?
     status,
     message: typeof e.message === "string" ? e.message : titleFor(status),
     type: typeof e.type === "string" ? e.type : undefined,
+    uriError: err instanceof URIError,
   };
 }
 
-function describeClientError(http: { status: number; message: string; type?: string }, limitBytes: number): ProblemBody {
+function describeClientError(http: ClientHttpError, limitBytes: number): ProblemBody {
   switch (http.type) {
     case "entity.parse.failed":
       return problemOf(400, `request body is not valid JSON: ${http.message}`, { field: "body" });
@@ -103,6 +112,7 @@ function describeClientError(http: { status: number; message: string; type?: str
     case "charset.unsupported":
       return problemOf(415, http.message, { field: "body" });
     default:
+      if (http.uriError) return problemOf(400, `the path is not valid percent-encoding: ${http.message}`, { field: "path" });
       return problemOf(http.status, http.message);
   }
 }

@@ -17,21 +17,23 @@ export const runIdSchema = z
 export const taskIdSchema = dagIdSchema;
 export const variableKeySchema = dagIdSchema;
 
-const isoDate = z.iso.datetime({ offset: true }).describe("ISO 8601 date-time");
+const isoDate = z.iso
+  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone, e.g. 2026-01-01T00:00:00Z" })
+  .describe("ISO 8601 date-time");
 const nullableIsoDate = isoDate.nullable();
 
 export const dagPathParams = z.object({ dag_id: dagIdSchema }).strict();
 export const runPathParams = z.object({ dag_id: dagIdSchema, dag_run_id: runIdSchema }).strict();
 export const taskPathParams = runPathParams.extend({ task_id: taskIdSchema }).strict();
 export const logPathParams = taskPathParams
-  .extend({ try_number: z.coerce.number().int().min(1, "try numbers start at 1").max(1_000_000) })
+  .extend({ try_number: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "try numbers start at 1").max(1_000_000) })
   .strict();
 export const variablePathParams = z.object({ variable_key: variableKeySchema }).strict();
 
 export const pageQuery = z
   .object({
-    limit: z.coerce.number().int().min(1, "must be at least 1").max(1000, "must be at most 1000").default(100),
-    offset: z.coerce.number().int().min(0, "must not be negative").default(0),
+    limit: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(1000, "must be at most 1000").default(100),
+    offset: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(0, "must not be negative").default(0),
   })
   .strict();
 
@@ -52,7 +54,7 @@ export const listRunsQuery = pageQuery
 export const waitQuery = z
   .object({
     timeout: z.coerce
-      .number()
+      .number({ error: "must be a number of seconds" })
       .min(0, "must not be negative")
       .max(3600, "must be at most 3600 seconds")
       .default(60)
