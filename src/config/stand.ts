@@ -11,9 +11,14 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 const port = z.number().int().min(1024).max(65535);
 const account = z.object({ user: z.string().min(1), password: z.string() }).strict();
 
+// `host` fields: where clients reach a service. The local stand binds everything to bind_host
+// (127.0.0.1); inside docker compose the hosts are service names.
+const host = z.string().min(1).regex(/^[A-Za-z0-9.-]+$/, "must be a host name or IPv4 address").optional();
+
 const clickhouseNode = z
   .object({
     name: z.string().regex(/^[a-z][a-z0-9_-]*$/),
+    host,
     shard: z.number().int().min(1),
     http_port: port,
     tcp_port: port,
@@ -28,6 +33,7 @@ export const standConfigSchema = z
     health_timeout_seconds: z.number().int().min(5).max(1800),
     postgres: z
       .object({
+        host,
         port,
         user: z.string().min(1),
         password: z.string().min(1),
@@ -35,7 +41,7 @@ export const standConfigSchema = z
         runner_database: z.string().min(1),
       })
       .strict(),
-    zookeeper: z.object({ port }).strict(),
+    zookeeper: z.object({ host, port }).strict(),
     clickhouse: z
       .object({
         cluster: z.string().min(1),
@@ -48,6 +54,7 @@ export const standConfigSchema = z
       .strict(),
     kafka: z
       .object({
+        host,
         version: z.string().regex(/^4\.\d+\.\d+$/, "kafka.version must be a 4.x release"),
         port,
         controller_port: port,
@@ -56,6 +63,8 @@ export const standConfigSchema = z
       .strict(),
     runner: z
       .object({
+        /** Address the API listens on: bind_host locally, 0.0.0.0 inside a container. */
+        listen_host: z.string().min(1).optional(),
         api_port: port,
         api_token: z.string().min(8),
         worker_concurrency: z.number().int().min(1).max(64),
@@ -152,5 +161,25 @@ export const processEnv = Object.freeze({
 
 export function postgresUrl(database: string, config: StandConfig = loadStandConfig()): string {
   const pg = config.postgres;
-  return `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${config.bind_host}:${pg.port}/${encodeURIComponent(database)}`;
+  return `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${pg.host ?? config.bind_host}:${pg.port}/${encodeURIComponent(database)}`;
+}
+
+/** Where clients reach the Kafka broker (host:port). */
+export function kafkaBroker(config: StandConfig = loadStandConfig()): string {
+  return `${config.kafka.host ?? config.bind_host}:${config.kafka.port}`;
+}
+
+/** Where clients reach a ClickHouse node over HTTP. */
+export function clickhouseHttpUrl(node: ClickHouseNodeConfig, config: StandConfig = loadStandConfig()): string {
+  return `http://${node.host ?? config.bind_host}:${node.http_port}`;
+}
+
+/** The address the runner's API listens on. */
+export function apiListenHost(config: StandConfig = loadStandConfig()): string {
+  return config.runner.listen_host ?? config.bind_host;
+}
+
+/** Base URL of the runner's REST API as a local client sees it. */
+export function apiBaseUrl(config: StandConfig = loadStandConfig()): string {
+  return `http://${config.bind_host}:${config.runner.api_port}`;
 }
