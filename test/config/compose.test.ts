@@ -377,11 +377,24 @@ void describe("runner: image, stand config", () => {
   void test("STAND_CONFIG is a valid stand config with stand.yaml's ports and accounts", () => {
     const file = runnerStandConfigPath(runner);
     const inCompose = loadStandYaml(file);
+    // Hosts (service names inside the compose network), node names and the health timeout may differ.
+    const portsAndAccounts = (c: typeof stand) => ({
+      ...c,
+      postgres: { ...c.postgres, host: undefined },
+      zookeeper: { ...c.zookeeper, host: undefined },
+      kafka: { ...c.kafka, host: undefined },
+      runner: { ...c.runner, listen_host: undefined },
+      clickhouse: { ...c.clickhouse, nodes: c.clickhouse.nodes.map((n) => ({ ...n, name: "", host: undefined })) },
+      health_timeout_seconds: 0,
+    });
     assert.deepEqual(
-      { ...inCompose, clickhouse: { ...inCompose.clickhouse, nodes: inCompose.clickhouse.nodes.map((n) => ({ ...n, name: "" })) }, health_timeout_seconds: 0 },
-      { ...stand, clickhouse: { ...stand.clickhouse, nodes: stand.clickhouse.nodes.map((n) => ({ ...n, name: "" })) }, health_timeout_seconds: 0 },
-      "only node names and the health timeout may differ",
+      portsAndAccounts(inCompose),
+      portsAndAccounts(stand),
+      "only hosts, node names and the health timeout may differ",
     );
     assert.deepEqual(inCompose.clickhouse.nodes.map((n) => n.name), [...CH_NODES], "nodes are named after their compose hosts");
+    const hosts = [inCompose.postgres.host, inCompose.zookeeper.host, inCompose.kafka.host, ...inCompose.clickhouse.nodes.map((n) => n.host)];
+    for (const h of hosts) assert.ok(h !== undefined && h in compose.services, `host ${String(h)} is a compose service`);
+    assert.equal(inCompose.runner.listen_host, "0.0.0.0", "the API listens on all container interfaces so the published port reaches it");
   });
 });
