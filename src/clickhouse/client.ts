@@ -1,6 +1,6 @@
 // ClickHouse connections per node and per account, over @clickhouse/client (HTTP).
 // Every failure is rethrown through wrapClickHouseError, so it names account, node and statement.
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
 import { loadStandConfig, type ClickHouseNodeConfig, type StandConfig } from "../config/stand.ts";
 import { wrapClickHouseError, type StatementTarget } from "./errors.ts";
 
@@ -26,6 +26,9 @@ function credentials(account: AccountKey, config: StandConfig): { user: string; 
   return account === "default" ? { user: "default", password: "" } : config.clickhouse.accounts[account];
 }
 
+/** Per-statement server settings, sent as URL parameters (18.16 has no SETTINGS clause on INSERT). */
+export type Settings = ClickHouseSettings;
+
 /** One account's connection to one node. Statements are plain SQL text (see sql.ts for quoting). */
 export class StandClickHouse {
   readonly target: StatementTarget;
@@ -38,9 +41,9 @@ export class StandClickHouse {
   }
 
   /** Runs a SELECT and returns its rows as objects (JSONEachRow; 64-bit integers arrive as strings). */
-  async query<Row = Record<string, unknown>>(sql: string): Promise<Row[]> {
+  async query<Row = Record<string, unknown>>(sql: string, settings?: Settings): Promise<Row[]> {
     try {
-      const result = await this.client.query({ query: sql, format: "JSONEachRow" });
+      const result = await this.client.query({ query: sql, format: "JSONEachRow", clickhouse_settings: settings });
       return await result.json<Row>();
     } catch (err) {
       throw wrapClickHouseError(err, this.target, sql);
@@ -48,18 +51,18 @@ export class StandClickHouse {
   }
 
   /** Runs a statement that returns no rows: DDL, INSERT … SELECT, SYSTEM, OPTIMIZE. */
-  async command(sql: string): Promise<void> {
+  async command(sql: string, settings?: Settings): Promise<void> {
     try {
-      await this.client.command({ query: sql });
+      await this.client.command({ query: sql, clickhouse_settings: settings });
     } catch (err) {
       throw wrapClickHouseError(err, this.target, sql);
     }
   }
 
   /** Inserts rows as JSONEachRow into `table` (already quoted/qualified by the caller). */
-  async insert(table: string, rows: readonly object[]): Promise<void> {
+  async insert(table: string, rows: readonly object[], settings?: Settings): Promise<void> {
     try {
-      await this.client.insert({ table, values: rows as object[], format: "JSONEachRow" });
+      await this.client.insert({ table, values: rows as object[], format: "JSONEachRow", clickhouse_settings: settings });
     } catch (err) {
       throw wrapClickHouseError(err, this.target, `INSERT INTO ${table} FORMAT JSONEachRow (${rows.length} rows)`);
     }

@@ -40,8 +40,8 @@ export interface Platform {
   kafkaEngine(spec: KafkaReaderSpec): string;
   /** A String field of a JSON text column: JSONExtractString or visitParamExtractString. */
   jsonExtractString(column: string, key: string): string;
-  /** ` SETTINGS <sync insert>=1` suffix for an INSERT into a Distributed table that must land before returning. */
-  syncDistributedInsertSettings(): string;
+  /** Settings for an INSERT into a Distributed table that must reach the shards before it returns. */
+  syncDistributedInsertSettings(): Readonly<Record<string, 1>>;
 }
 
 function atLeast(major: number, minor: number, wantMajor: number, wantMinor: number): boolean {
@@ -87,8 +87,8 @@ export function platformForVersion(version: string): Platform {
     jsonExtractString(column: string, key: string): string {
       return hasJsonFunctions ? `JSONExtractString(${column}, ${quoteString(key)})` : `visitParamExtractString(${column}, ${quoteString(key)})`;
     },
-    syncDistributedInsertSettings(): string {
-      return ` SETTINGS ${distributedSyncInsertSetting} = 1`;
+    syncDistributedInsertSettings(): Readonly<Record<string, 1>> {
+      return { [distributedSyncInsertSetting]: 1 };
     },
   });
 }
