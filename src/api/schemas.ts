@@ -158,7 +158,7 @@ export const taskInstanceResponse = z.object({
   duration: z.number().nullable().describe("seconds"),
   state: z.enum(TASK_STATES).nullable(),
   try_number: z.number().int(),
-  max_tries: z.number().int(),
+  max_tries: z.number().int().describe("retries allowed (Airflow's meaning): up to max_tries + 1 tries"),
   hostname: z.string().nullable().describe("the worker that ran the latest try"),
   note: z.string().nullable(),
   error: z.string().nullable().describe("extension: the latest try's error"),

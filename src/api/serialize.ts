@@ -79,7 +79,8 @@ export function serializeTaskInstance(ti: TaskInstanceRecord, run: DagRunRecord 
     duration: ti.durationMs === null ? secondsBetween(ti.startDate, ti.endDate) : ti.durationMs / 1000,
     state: ti.state,
     try_number: ti.tryNumber,
-    max_tries: ti.maxTries,
+    // Airflow's max_tries counts retries; the engine counts every try (retries + 1).
+    max_tries: Math.max(0, ti.maxTries - 1),
     hostname: ti.worker,
     note: null,
     error: ti.error,

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, Option } from "commander";
-import { loadStandConfig } from "../config/stand.ts";
+import { apiBaseUrl, loadStandConfig } from "../config/stand.ts";
 import { CliError, EXIT, RunnerApiClient } from "./client.ts";
 import * as commands from "./commands.ts";
 import type { CommandContext } from "./commands.ts";
@@ -26,7 +26,7 @@ function resolveConnection(options: GlobalOptions): { url: string; token: string
     }
   }
   return {
-    url: options.apiUrl ?? `http://${config?.bind_host ?? "127.0.0.1"}:${config?.runner.api_port ?? 0}`,
+    url: options.apiUrl ?? apiBaseUrl(config),
     token: options.token ?? config?.runner.api_token,
   };
 }

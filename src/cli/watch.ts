@@ -24,7 +24,7 @@ function runPath(dagId: string, runId: string): string {
 
 function describeTask(ti: TaskInstanceResponse, previous: string | undefined): string {
   const change = `${previous ?? "(new)"} -> ${ti.state ?? "none"}`;
-  const details = [`try ${ti.try_number}/${ti.max_tries + 1}`];
+  const details = ti.try_number > 0 ? [`try ${ti.try_number}/${ti.max_tries + 1}`] : [];
   if (ti.duration !== null && ti.end_date) details.push(`${ti.duration.toFixed(2)}s`);
   if (ti.child_dag_run_id) details.push(`child ${ti.child_dag_id ?? "?"}/${ti.child_dag_run_id}`);
   if (ti.error && (ti.state === "failed" || ti.state === "up_for_retry")) details.push(`error: ${ti.error}`);
