@@ -9,17 +9,24 @@ const ID_MAX = 250;
 export const dagIdSchema = z
   .string()
   .max(ID_MAX, `must be at most ${ID_MAX} characters`)
-  .regex(/^[A-Za-z0-9_.-]+$/, "may contain only letters, digits, '_', '.' and '-'");
+  .regex(/^[A-Za-z0-9_.-]+$/, "may contain only letters, digits, '_', '.' and '-'")
+  .refine((id) => !/^\.+$/.test(id), "must not be only dots (it could not be addressed in a URL)");
 export const runIdSchema = z
   .string()
   .max(ID_MAX, `must be at most ${ID_MAX} characters`)
-  .regex(/^[A-Za-z0-9_.:+~-]+$/, "may contain only letters, digits and _ . : + ~ -");
+  .regex(/^[A-Za-z0-9_.:+~-]+$/, "may contain only letters, digits and _ . : + ~ -")
+  .refine((id) => !/^\.+$/.test(id), "must not be only dots (it could not be addressed in a URL)");
 export const taskIdSchema = dagIdSchema;
 export const variableKeySchema = dagIdSchema;
 
 const isoDate = z.iso
   .datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone, e.g. 2026-01-01T00:00:00Z" })
   .describe("ISO 8601 date-time");
+// Postgres has no year 0 and JavaScript dates end in 275760: keep input dates in a sane range.
+const inputIsoDate = isoDate.refine((text) => {
+  const year = new Date(text).getUTCFullYear();
+  return year >= 1900 && year <= 9999;
+}, "must be between the years 1900 and 9999");
 const nullableIsoDate = isoDate.nullable();
 
 export const dagPathParams = z.object({ dag_id: dagIdSchema }).strict();
@@ -33,7 +40,12 @@ export const variablePathParams = z.object({ variable_key: variableKeySchema }).
 export const pageQuery = z
   .object({
     limit: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(1000, "must be at most 1000").default(100),
-    offset: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(0, "must not be negative").default(0),
+    offset: z.coerce
+      .number({ error: "must be a number" })
+      .int("must be a whole number")
+      .min(0, "must not be negative")
+      .max(1_000_000_000, "must be at most 1000000000")
+      .default(0),
   })
   .strict();
 
@@ -65,7 +77,7 @@ export const waitQuery = z
 export const triggerRunBody = z
   .object({
     dag_run_id: runIdSchema.nullable().optional(),
-    logical_date: nullableIsoDate.optional().describe("required-but-nullable in Airflow 3; may be omitted here"),
+    logical_date: inputIsoDate.nullable().optional().describe("required-but-nullable in Airflow 3; may be omitted here"),
     conf: z.record(z.string(), z.unknown()).nullable().optional(),
     note: z.string().max(10_000).nullable().optional(),
   })
