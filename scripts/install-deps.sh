@@ -61,8 +61,13 @@ else
 POM
   say "fetching Kafka $kafka_version jars with Maven into $libs_dir"
   rm -rf "$libs_dir.partial"
-  mvn -q -B -Dstyle.color=never -f "$fetch_dir/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$libs_dir.partial"
+  # Maven's own output goes to a log (it is noisy even with -q); shown only when the fetch fails
+  if ! mvn -B -f "$fetch_dir/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$libs_dir.partial" > "$fetch_dir/mvn.log" 2>&1; then
+    tail -40 "$fetch_dir/mvn.log"
+    say "Maven could not fetch Kafka $kafka_version (full log: $fetch_dir/mvn.log)"
+    exit 1
+  fi
   rm -rf "$libs_dir"
   mv "$libs_dir.partial" "$libs_dir"
   echo "$kafka_version" > "$stamp"

@@ -57,7 +57,9 @@ export function zookeeperService(ctx: StandContext): ServiceDefinition {
         args: [
           "-Xmx256m",
           "-Dzookeeper.root.logger=INFO,CONSOLE",
-          "-cp", "/etc/zookeeper/conf:/usr/share/java/*",
+          // zookeeper.jar's manifest names its dependencies; the two logging jars pick log4j as slf4j's
+          // backend (with all of /usr/share/java on the path slf4j picks a no-op one and logs nothing)
+          "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar",
           "org.apache.zookeeper.server.ZooKeeperServerMain",
           zk.config, // the config path is the marker that proves the pid is ours
         ],
