@@ -34,7 +34,7 @@ export interface OrderFate {
 const PATHS = new WeightedList<FatePath>([["paid", 95], ["paid_then_cancelled", 2], ["unpaid_then_cancelled", 3]]);
 const LATENESS = weightTable([85, 10, 5]);
 /** Hours 0 … 143 after creation: most payments come within the hour, the tail runs to six days. */
-const MOMENT_HOURS = weightTable(Array.from({ length: 144 }, (_, h) => (h === 0 ? 500 : h < 24 ? 40 : 144 - h)));
+const MOMENT_HOURS = weightTable(Array.from({ length: 144 }, (_, h) => (h === 0 ? 6000 : h < 24 ? 150 : 144 - h)));
 
 /** Draws in a fixed order whatever the outcome, so one draw never shifts another order's fate. */
 export function drawOrderFate(world: WorldSeed, day: number, orderSeq: number, lineCount: number, identityPair: boolean): OrderFate {

@@ -1,0 +1,89 @@
+// The generator's one entry point, the same as a container command and as a local process:
+//   batch --day D [--days N] [--limit N]    play days as fast as possible
+//   live --day D [--speed X]                play one day paced on the model clock
+//   snapshot --day D [--days N]             send order snapshots (topic orders)
+//   inventory --write | --check             regenerate or verify data/world-inventory.json
+// Every flag can also come from GENERATOR_<FLAG>; exactly one of --brokers or --file is required.
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Command, CommanderError, Option } from "commander";
+import { GeneratorConfigError, DEFAULT_HITS_TOPIC, DEFAULT_ORDERS_TOPIC, options, resolveLive, resolvePlay, type RawOptions } from "./config.ts";
+import { checkInventory, writeInventory, INVENTORY_PATH } from "./inventory.ts";
+import { formatCount, stderrLogger as logger } from "./log.ts";
+import { runBatch, runLive, runSnapshots } from "./play.ts";
+import { GENERATOR_VERSION } from "./world.ts";
+
+function withOutput(command: Command, topicEnv: string, topic: string): Command {
+  return command
+    .addOption(options.brokers())
+    .addOption(options.file())
+    .addOption(options.topic(topicEnv, topic))
+    .addOption(options.seed())
+    .addOption(options.batchSize())
+    .addOption(options.inFlight());
+}
+
+export function buildProgram(): Command {
+  const program = new Command("generator")
+    .description("deterministic synthetic clickstream and order snapshots")
+    .version(GENERATOR_VERSION)
+    .showHelpAfterError()
+    .exitOverride();
+
+  withOutput(program.command("batch").description("play days as fast as the sink takes them"), "GENERATOR_TOPIC", DEFAULT_HITS_TOPIC)
+    .addOption(options.day()).addOption(options.days(1)).addOption(options.limit())
+    .action(async (raw: RawOptions) => {
+      const report = await runBatch(resolvePlay(raw), logger);
+      logger.info(`batch finished: ${formatCount(report.sent)} hits in ${report.seconds.toFixed(1)} s`);
+    });
+
+  withOutput(program.command("live").description("play one day paced in model time ÷ speed"), "GENERATOR_TOPIC", DEFAULT_HITS_TOPIC)
+    .addOption(options.day()).addOption(options.speed()).addOption(options.lagLog())
+    .action(async (raw: RawOptions) => {
+      const report = await runLive(resolveLive(raw), logger);
+      logger.info(`live finished: ${formatCount(report.sent)} hits in ${report.seconds.toFixed(1)} s`);
+    });
+
+  withOutput(program.command("snapshot").description("send the order snapshots of days D … D+N-1"), "GENERATOR_ORDERS_TOPIC", DEFAULT_ORDERS_TOPIC)
+    .addOption(options.day()).addOption(options.days(1))
+    .action(async (raw: RawOptions) => {
+      const reports = await runSnapshots(resolvePlay(raw), logger);
+      logger.info(`snapshots finished: ${reports.length} sent, ${formatCount(reports.reduce((s, r) => s + r.orders, 0))} orders`);
+    });
+
+  program.command("inventory").description(`regenerate (--write) or verify (--check) ${INVENTORY_PATH}`)
+    .addOption(new Option("--write", "write the passport and the catalog CSV").conflicts("check"))
+    .addOption(new Option("--check", "exit 1 when the files differ from what the generator gives"))
+    .addOption(options.seed())
+    .action((raw: { write?: boolean; check?: boolean; seed: number }) => {
+      if (raw.write) {
+        const passport = writeInventory(undefined, raw.seed);
+        logger.info(`wrote ${INVENTORY_PATH}: ${formatCount(passport.totals.events)} hits, ${formatCount(passport.totals.snapshot_orders)} snapshot rows`);
+        return;
+      }
+      if (!raw.check) throw new GeneratorConfigError("inventory needs --write or --check");
+      const problems = checkInventory(undefined, raw.seed);
+      for (const problem of problems) logger.error(problem);
+      if (problems.length > 0) throw new GeneratorConfigError(`${INVENTORY_PATH} is out of date: run inventory --write and commit it`);
+      logger.info(`${INVENTORY_PATH} matches the generator`);
+    });
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    const cause = err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err);
+    logger.error(cause);
+    return err instanceof GeneratorConfigError ? 2 : 1;
+  }
+}
+
+// Run only as the entry point, so tests can import buildProgram and main.
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(path.resolve(entry)).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,147 @@
+// The world passport, data/world-inventory.json: for the starting days, how many hits each date
+// holds (valid and invalid by kind), the orders of each snapshot, and a sha256 of every day's and
+// every snapshot's bytes. The DAGs wait on its counts; tests regenerate it to catch any drift.
+// `inventory --write` also exports the catalog CSV, which is a function of code (catalog.ts).
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { COUNTER_TIME_ZONE, START_DATE, dayDate } from "./calendar.ts";
+import { buildCatalog, catalogCsv, sha256Hex } from "./catalog.ts";
+import { World, generateDay, orderClassCounts, type InvalidCounts } from "./day.ts";
+import { orderClass, type OrderClass } from "./order-fate.ts";
+import { PlanCache, buildSnapshot, type OrderStatus } from "./orders.ts";
+import { DEFAULT_SEED, GENERATOR_VERSION, ORDER_WINDOW_DAYS, WORLD_STARTING_DAYS } from "./world.ts";
+
+/** Repository root, where data/ lives; the inventory is a development command, never run in the image. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const INVENTORY_PATH = "data/world-inventory.json";
+export const CATALOG_PATH = "data/catalog/products.csv";
+
+export interface PassportDay {
+  day: number;
+  date: string;
+  events: number;
+  valid: number;
+  invalid: InvalidCounts;
+  valid_by_type: Record<string, number>;
+  orders_born: number;
+  order_classes: Record<OrderClass, number>;
+  sha256: string;
+}
+
+export interface PassportSnapshot {
+  day: number;
+  date: string;
+  orders: number;
+  statuses: Record<OrderStatus, number>;
+  sha256: string;
+}
+
+export interface Passport {
+  seed: number;
+  generator_version: string;
+  WORLD_STARTING_DAYS: number;
+  start_date: string;
+  counter_time_zone: string;
+  order_window_days: number;
+  dates: string[];
+  catalog: { path: string; products: number; sha256: string };
+  totals: { events: number; valid: number; invalid: number; invalid_by_kind: InvalidCounts; snapshot_orders: number };
+  days: PassportDay[];
+  snapshots: PassportSnapshot[];
+}
+
+/** sha256 of lines written one per line with "\n" after each: the bytes of `--file` output. */
+export function linesSha256(lines: readonly string[]): string {
+  return sha256Hex(lines.length === 0 ? "" : `${lines.join("\n")}\n`);
+}
+
+/** Builds the passport from scratch: the starting days' hits and the snapshots 0 … STARTING_DAYS-2. */
+export function buildPassport(seed = DEFAULT_SEED): Passport {
+  const world = new World(seed);
+  const plans = new PlanCache(world);
+  const days: PassportDay[] = [];
+  for (let day = 0; day < WORLD_STARTING_DAYS; day++) {
+    const hits = generateDay(world, day);
+    plans.put(hits.plan);
+    days.push({
+      day, date: hits.date, events: hits.counts.events, valid: hits.counts.valid, invalid: hits.counts.invalid,
+      valid_by_type: hits.counts.byType, orders_born: hits.plan.purchases.length,
+      order_classes: orderClassCounts(hits.plan, (p) => orderClass(p.fate ?? unreachable(p.orderId))),
+      sha256: linesSha256(hits.lines),
+    });
+  }
+  // The day that plays day D sends snapshot D-1, so the starting world carries snapshots 0 … 6.
+  const snapshots: PassportSnapshot[] = [];
+  for (let day = 0; day < WORLD_STARTING_DAYS - 1; day++) {
+    const s = buildSnapshot(plans, day);
+    snapshots.push({ day, date: s.date, orders: s.lines.length, statuses: s.statuses, sha256: linesSha256(s.lines) });
+  }
+  const csv = catalogCsv(buildCatalog());
+  const invalidByKind: InvalidCounts = { bad_timestamp: 0, unknown_event_type: 0, missing_id: 0 };
+  for (const d of days) for (const [kind, n] of Object.entries(d.invalid)) invalidByKind[kind as keyof InvalidCounts] += n;
+  return {
+    seed, generator_version: GENERATOR_VERSION, WORLD_STARTING_DAYS, start_date: START_DATE,
+    counter_time_zone: COUNTER_TIME_ZONE, order_window_days: ORDER_WINDOW_DAYS,
+    dates: days.map((d) => dayDate(d.day)),
+    catalog: { path: CATALOG_PATH, products: buildCatalog().length, sha256: sha256Hex(csv) },
+    totals: {
+      events: sum(days.map((d) => d.events)), valid: sum(days.map((d) => d.valid)),
+      invalid: sum(Object.values(invalidByKind)), invalid_by_kind: invalidByKind,
+      snapshot_orders: sum(snapshots.map((s) => s.orders)),
+    },
+    days, snapshots,
+  };
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+function unreachable(orderId: string): never {
+  throw new Error(`order ${orderId} has no fate`);
+}
+
+export function passportText(passport: Passport): string {
+  return `${JSON.stringify(passport, null, 2)}\n`;
+}
+
+/** Writes the passport and the catalog CSV under `root`. */
+export function writeInventory(root = REPO_ROOT, seed = DEFAULT_SEED): Passport {
+  const passport = buildPassport(seed);
+  mkdirSync(path.join(root, path.dirname(CATALOG_PATH)), { recursive: true });
+  writeFileSync(path.join(root, CATALOG_PATH), catalogCsv(buildCatalog()));
+  writeFileSync(path.join(root, INVENTORY_PATH), passportText(passport));
+  return passport;
+}
+
+/** Differences between the files under `root` and what the code generates now; empty when in sync. */
+export function checkInventory(root = REPO_ROOT, seed = DEFAULT_SEED): string[] {
+  const problems: string[] = [];
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(path.join(root, file), "utf8");
+    } catch {
+      problems.push(`${file} is missing`);
+      return undefined;
+    }
+  };
+  const csv = read(CATALOG_PATH);
+  if (csv !== undefined && csv !== catalogCsv(buildCatalog())) problems.push(`${CATALOG_PATH} differs from the catalog in code`);
+  const stored = read(INVENTORY_PATH);
+  if (stored !== undefined) {
+    const expected = passportText(buildPassport(seed));
+    if (stored !== expected) problems.push(...describePassportDrift(stored, expected));
+  }
+  return problems;
+}
+
+function describePassportDrift(stored: string, expected: string): string[] {
+  const a = stored.split("\n");
+  const b = expected.split("\n");
+  const lines: string[] = [];
+  for (let i = 0; i < Math.max(a.length, b.length) && lines.length < 12; i++) {
+    if (a[i] !== b[i]) lines.push(`${INVENTORY_PATH}:${i + 1}: file has ${a[i]?.trim() ?? "(nothing)"}, generator gives ${b[i]?.trim() ?? "(nothing)"}`);
+  }
+  return lines.length > 0 ? lines : [`${INVENTORY_PATH} differs from what the generator gives`];
+}
