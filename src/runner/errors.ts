@@ -8,6 +8,8 @@ export const PG_ERROR = Object.freeze({
   DEADLOCK_DETECTED: "40P01",
   UNDEFINED_TABLE: "42P01",
   INVALID_TEXT_REPRESENTATION: "22P02",
+  /** Raised by runner.assert_try_holds: the try was taken over (its lease lapsed). */
+  TRY_NOT_HOLDER: "RNLST",
 });
 
 export class RunnerError extends Error {
@@ -70,6 +72,13 @@ export class DagDefinitionError extends RunnerError {
 /** Thrown by a task to fail at once without using its remaining retries. */
 export class NonRetryableError extends RunnerError {}
 
+/** A try's result or write was refused: another try holds the task now (lease takeover). */
+export class TryNotHolderError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string, readonly taskId: string, readonly tryNumber: number) {
+    super(`try ${tryNumber} of task '${taskId}' (run '${runId}', DAG '${dagId}') no longer holds the task: its lease lapsed and it was taken over`);
+  }
+}
+
 /** The database schema is newer than this code knows. */
 export class SchemaTooNewError extends RunnerError {
   constructor(readonly databaseVersion: number, readonly codeVersion: number) {
@@ -95,8 +104,6 @@ export function coerceError(value: unknown): Error {
 
 /** The Postgres SQLSTATE of an error from pg, if it has one. */
 export function pgErrorCode(err: unknown): string | undefined {
-  if (err && typeof err === "object" && "code" in err && typeof (err as { code: unknown }).code === "string") {
-    return (err as { code: string }).code;
-  }
+  if (err && typeof err === "object" && "code" in err && typeof err.code === "string") return err.code;
   return undefined;
 }

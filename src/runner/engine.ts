@@ -1,0 +1,41 @@
+// What the engine's parts share inside one runner process: the pool, the DAGs, who we are, and
+// the bookkeeping of tries in flight. Built once by createRunner.
+import type pg from "pg";
+import type { Logger } from "pino";
+import type { InflightTries } from "./inflight.ts";
+import type { RunnerMetrics } from "./metrics.ts";
+import type { DagRegistry } from "./registry.ts";
+
+export interface Engine {
+  pool: pg.Pool;
+  registry: DagRegistry;
+  workerId: string;
+  leaseSeconds: number;
+  logger: Logger;
+  metrics: RunnerMetrics;
+  inflight: InflightTries;
+  /** Wakes graphile-worker's idle workers after `ms`, when a retry becomes due. */
+  wakeWorkersIn(ms: number): void;
+}
+
+/** Abort reasons a task's signal can carry. */
+export class TaskTimeoutError extends Error {
+  override name = "TaskTimeoutError";
+  constructor(readonly timeoutMs: number) {
+    super(`execution timeout of ${timeoutMs} ms exceeded`);
+  }
+}
+
+export class LeaseLostError extends Error {
+  override name = "LeaseLostError";
+  constructor() {
+    super("the try's lease was lost: another worker has taken the task over");
+  }
+}
+
+export class RunnerShutdownError extends Error {
+  override name = "RunnerShutdownError";
+  constructor() {
+    super("the runner is shutting down; the try is handed back to be retried");
+  }
+}

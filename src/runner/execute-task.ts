@@ -1,0 +1,108 @@
+// The graphile-worker task `runner_task`: claim the try, run the task function under its
+// deadline, and record the result in one transaction that also enqueues what comes next.
+import type { JobHelpers } from "graphile-worker";
+import type { CallableTask, Dag, TaskResult } from "./dag.ts";
+import { type Engine, RunnerShutdownError, TaskTimeoutError } from "./engine.ts";
+import { NonRetryableError, coerceError } from "./errors.ts";
+import { type TrackedTry, addLine } from "./inflight.ts";
+import { buildTaskContext } from "./task-context.ts";
+import { type ClaimedTry, type TryResult, claimTaskTry } from "./task-tries.ts";
+import { finishTry } from "./try-results.ts";
+import { deferWaitingTrigger } from "./waiting-trigger.ts";
+
+export interface TaskJobPayload {
+  ti: number;
+  try: number;
+}
+
+function parsePayload(payload: unknown): TaskJobPayload {
+  const p = payload as Partial<TaskJobPayload> | null;
+  if (typeof p?.ti !== "number" || typeof p.try !== "number") {
+    throw new Error(`runner_task job has a malformed payload: ${JSON.stringify(payload)}`);
+  }
+  return { ti: p.ti, try: p.try };
+}
+
+export async function runTaskJob(engine: Engine, payload: unknown, helpers: JobHelpers): Promise<void> {
+  const { ti, try: tryNumber } = parsePayload(payload);
+  const claim = await claimTaskTry(engine.pool, ti, tryNumber, engine.workerId, engine.leaseSeconds, Number(helpers.job.id));
+  if (!claim) return; // stale job: the task was skipped, taken over, or this is a duplicate
+  engine.metrics.handoff.observe(claim.handoffMs / 1000);
+  const tracked = engine.inflight.track(claim);
+  const onShutdown = () => tracked.controller.abort(new RunnerShutdownError());
+  helpers.abortSignal?.addEventListener("abort", onShutdown, { once: true });
+  try {
+    const dag = engine.registry.has(claim.dagId) ? engine.registry.get(claim.dagId) : undefined;
+    const task = dag?.task(claim.taskId);
+    if (!dag || !task) {
+      await finishTry(engine, tracked, notDefined(claim));
+    } else if (task.kind === "waitingTrigger") {
+      await deferWaitingTrigger(engine, task, tracked);
+    } else {
+      await finishTry(engine, tracked, await executeCallable(engine, dag, task, tracked));
+    }
+  } finally {
+    helpers.abortSignal?.removeEventListener("abort", onShutdown);
+    engine.inflight.untrack(claim.token);
+  }
+}
+
+function notDefined(claim: ClaimedTry): TryResult {
+  const error = `task '${claim.taskId}' of DAG '${claim.dagId}' is not defined in this runner's DAGs`;
+  return { outcome: "failed", error, retryable: false, retryDelayMs: 0, skip: [], log: [] };
+}
+
+/** Runs the function until it settles or its signal aborts (deadline, lease loss, shutdown);
+ * a function that ignores its signal is abandoned at that moment and its result never counts. */
+async function executeCallable(engine: Engine, dag: Dag, task: CallableTask, tracked: TrackedTry): Promise<TryResult> {
+  const signal = tracked.controller.signal;
+  const timer =
+    task.executionTimeoutMs === null
+      ? undefined
+      : setTimeout(() => tracked.controller.abort(new TaskTimeoutError(task.executionTimeoutMs ?? 0)), task.executionTimeoutMs);
+  let stopWaiting: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    const onAbort = () => reject(coerceError(signal.reason));
+    signal.addEventListener("abort", onAbort, { once: true });
+    stopWaiting = () => signal.removeEventListener("abort", onAbort);
+  });
+  try {
+    const ctx = buildTaskContext(engine, tracked);
+    const result = await Promise.race([Promise.resolve().then(() => task.run(ctx)), aborted]);
+    return successResult(dag, task, tracked, result);
+  } catch (err) {
+    return failureResult(dag, task, tracked, coerceError(err));
+  } finally {
+    clearTimeout(timer);
+    stopWaiting();
+  }
+}
+
+function successResult(dag: Dag, task: CallableTask, tracked: TrackedTry, result: TaskResult): TryResult {
+  let skip: string[] = [];
+  if (result && typeof result === "object") {
+    try {
+      skip = dag.tasksToSkip(task.id, result);
+    } catch (err) {
+      const error = coerceError(err);
+      addLine(tracked, "error", error.message);
+      return { outcome: "failed", error: error.message, retryable: false, retryDelayMs: 0, skip: [], log: [] };
+    }
+    if (skip.length > 0) addLine(tracked, "info", `branch: skipping ${skip.join(", ")}`);
+  }
+  return { outcome: "success", error: null, retryable: false, retryDelayMs: 0, skip, log: [] };
+}
+
+function failureResult(dag: Dag, task: CallableTask, tracked: TrackedTry, error: Error): TryResult {
+  const shutdown = error instanceof RunnerShutdownError;
+  const text = error.name === "Error" ? error.message : `${error.name}: ${error.message}`;
+  addLine(tracked, "error", error.stack && !shutdown ? error.stack : text);
+  return {
+    outcome: shutdown ? "lost" : "failed",
+    error: text,
+    retryable: !(error instanceof NonRetryableError),
+    retryDelayMs: dag.retryDelayMs(task.id, tracked.claim.tryNumber),
+    skip: [],
+    log: [],
+  };
+}

@@ -1,0 +1,164 @@
+// Reads for the service (API, web view): runs, task instances and logs, mapped from rows to the
+// records in types.ts. Nothing here changes state.
+import type pg from "pg";
+import { run, runOne, statement } from "./db.ts";
+import { DagRunNotFoundError, TaskInstanceNotFoundError, TryNotFoundError } from "./errors.ts";
+import type {
+  DagRunRecord,
+  ListRunsQuery,
+  Page,
+  RunConf,
+  RunState,
+  RunType,
+  TaskInstanceRecord,
+  TaskLogRecord,
+  TaskState,
+} from "./types.ts";
+
+interface RunRow {
+  id: number;
+  dag_id: string;
+  run_id: string;
+  state: RunState;
+  run_type: RunType;
+  conf: RunConf;
+  logical_date: Date | null;
+  queued_at: Date;
+  start_date: Date | null;
+  end_date: Date | null;
+  note: string | null;
+  manifest: string[];
+  parent_dag_id: string | null;
+  parent_run_id: string | null;
+  parent_task_id: string | null;
+  triggered_by: string;
+}
+
+interface TaskInstanceRow {
+  id: number;
+  task_id: string;
+  state: TaskState;
+  try_number: number;
+  max_tries: number;
+  start_date: Date | null;
+  end_date: Date | null;
+  worker: string | null;
+  error: string | null;
+  child_dag_id: string | null;
+  child_run_id: string | null;
+}
+
+const RUN_COLUMNS = `id, dag_id, run_id, state, run_type, conf, logical_date, queued_at, start_date, end_date, note,
+  manifest, parent_dag_id, parent_run_id, parent_task_id, triggered_by`;
+
+const GET_RUN = statement("get_run", `select ${RUN_COLUMNS} from runner.dag_runs where dag_id = $1 and run_id = $2`);
+const LIST_RUNS_DESC = statement(
+  "list_runs_desc",
+  `select ${RUN_COLUMNS}, count(*) over () as total from runner.dag_runs
+    where dag_id = $1 and ($2::text is null or state = $2) order by id desc limit $3 offset $4`,
+);
+const LIST_RUNS_ASC = statement(
+  "list_runs_asc",
+  `select ${RUN_COLUMNS}, count(*) over () as total from runner.dag_runs
+    where dag_id = $1 and ($2::text is null or state = $2) order by id asc limit $3 offset $4`,
+);
+const COUNT_RUNS = statement(
+  "count_runs",
+  "select count(*) as total from runner.dag_runs where dag_id = $1 and ($2::text is null or state = $2)",
+);
+const LIST_TASK_INSTANCES = statement(
+  "list_task_instances",
+  `select ti.id, ti.task_id, ti.state, ti.try_number, ti.max_tries, ti.start_date, ti.end_date, ti.worker, ti.error,
+          ti.child_dag_id, ti.child_run_id
+     from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
+    where r.dag_id = $1 and r.run_id = $2
+    order by array_position(r.manifest, ti.task_id), ti.task_id`,
+);
+const FIND_TASK_INSTANCE = statement(
+  "find_task_instance",
+  `select ti.id from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
+    where r.dag_id = $1 and r.run_id = $2 and ti.task_id = $3`,
+);
+const FIND_TRY = statement("find_try", "select 1 as found from runner.task_tries where ti_id = $1 and try_number = $2");
+const LOG_LINES = statement(
+  "log_lines",
+  "select at, level, message from runner.task_log_lines where ti_id = $1 and try_number = $2 order by at, id",
+);
+
+export function toRunRecord(row: RunRow): DagRunRecord {
+  return {
+    dagId: row.dag_id,
+    runId: row.run_id,
+    state: row.state,
+    runType: row.run_type,
+    conf: row.conf,
+    logicalDate: row.logical_date,
+    queuedAt: row.queued_at,
+    startDate: row.start_date,
+    endDate: row.end_date,
+    note: row.note,
+    manifest: row.manifest,
+    parentDagId: row.parent_dag_id,
+    parentRunId: row.parent_run_id,
+    parentTaskId: row.parent_task_id,
+    triggeredBy: row.triggered_by,
+  };
+}
+
+function toTaskInstanceRecord(dagId: string, runId: string, row: TaskInstanceRow): TaskInstanceRecord {
+  const durationMs = row.start_date && row.end_date ? row.end_date.getTime() - row.start_date.getTime() : null;
+  return {
+    dagId,
+    runId,
+    taskId: row.task_id,
+    state: row.state,
+    tryNumber: row.try_number,
+    maxTries: row.max_tries,
+    startDate: row.start_date,
+    endDate: row.end_date,
+    durationMs,
+    worker: row.worker,
+    error: row.error,
+    childDagId: row.child_dag_id,
+    childRunId: row.child_run_id,
+  };
+}
+
+/** Throws DagRunNotFoundError. */
+export async function readRun(db: pg.Pool, dagId: string, runId: string): Promise<DagRunRecord> {
+  const row = await runOne<RunRow>(db, GET_RUN, [dagId, runId]);
+  if (!row) throw new DagRunNotFoundError(dagId, runId);
+  return toRunRecord(row);
+}
+
+export async function readRuns(db: pg.Pool, dagId: string, query: ListRunsQuery): Promise<Page<DagRunRecord>> {
+  const stmt = query.order === "asc" ? LIST_RUNS_ASC : LIST_RUNS_DESC;
+  const rows = await run<RunRow & { total: number }>(db, stmt, [dagId, query.state ?? null, query.limit, query.offset]);
+  // past the last page the window count is absent; ask for it separately
+  const total = rows[0]?.total ?? (await runOne<{ total: number }>(db, COUNT_RUNS, [dagId, query.state ?? null]))?.total;
+  return { items: rows.map(toRunRecord), totalEntries: total ?? 0 };
+}
+
+export async function readTaskInstances(db: pg.Pool, dagId: string, runId: string): Promise<TaskInstanceRecord[]> {
+  const rows = await run<TaskInstanceRow>(db, LIST_TASK_INSTANCES, [dagId, runId]);
+  if (rows.length === 0) await readRun(db, dagId, runId); // throws when the run itself is missing
+  return rows.map((row) => toTaskInstanceRecord(dagId, runId, row));
+}
+
+export async function readTaskLog(
+  db: pg.Pool,
+  dagId: string,
+  runId: string,
+  taskId: string,
+  tryNumber: number,
+): Promise<TaskLogRecord> {
+  const ti = await runOne<{ id: number }>(db, FIND_TASK_INSTANCE, [dagId, runId, taskId]);
+  if (!ti) {
+    await readRun(db, dagId, runId);
+    throw new TaskInstanceNotFoundError(dagId, runId, taskId);
+  }
+  const found = await runOne(db, FIND_TRY, [ti.id, tryNumber]);
+  if (!found) throw new TryNotFoundError(dagId, runId, taskId, tryNumber);
+  const lines = await run<{ at: Date; level: string; message: string }>(db, LOG_LINES, [ti.id, tryNumber]);
+  return { dagId, runId, taskId, tryNumber, lines };
+}

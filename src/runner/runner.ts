@@ -1,0 +1,165 @@
+// createRunner: one runner process's engine. It migrates the schema, records the DAGs, runs
+// graphile-worker in-process with the runner's two tasks, and keeps the heartbeat, reaper and
+// scheduler loops; the object it returns is also the RunnerService the API calls.
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import { Logger as GraphileLogger, type Runner as GraphileRunner, run as runGraphile, runMigrations } from "graphile-worker";
+import type pg from "pg";
+import { type Logger, pino } from "pino";
+import type { Registry } from "prom-client";
+import { processEnv } from "../config/stand.ts";
+import type { Dag } from "./dag.ts";
+import { createPool, run, statement } from "./db.ts";
+import type { Engine } from "./engine.ts";
+import { runTaskJob } from "./execute-task.ts";
+import { InflightTries } from "./inflight.ts";
+import { beat, heartbeatIntervalMs, reapExpiredLeases, reaperIntervalMs } from "./leases.ts";
+import { PeriodicLoop } from "./loop.ts";
+import { createMetrics } from "./metrics.ts";
+import { migrate } from "./migrate.ts";
+import { DagRegistry } from "./registry.ts";
+import { RunWaiters } from "./run-waiters.ts";
+import { syncDags } from "./runs.ts";
+import { createScheduledRuns } from "./scheduler.ts";
+import type { RunnerService } from "./service.ts";
+import { createRunnerService } from "./service-impl.ts";
+import { runResumeJob } from "./waiting-trigger.ts";
+
+export interface RunnerOptions {
+  pgUrl: string;
+  dags: DagRegistry | readonly Dag[];
+  /** graphile-worker jobs run at once in this process (runner.worker_concurrency). */
+  concurrency: number;
+  /** How long a running try may go without renewal before it is taken over (2..60). */
+  leaseSeconds: number;
+  workerId?: string;
+  logger?: Logger;
+  /** graphile-worker's fallback poll; new jobs are picked up by LISTEN/NOTIFY, not by this. */
+  pollIntervalMs?: number;
+  schedulerIntervalMs?: number;
+  /** On stop: how long running tries may finish before their signals abort. */
+  shutdownGraceMs?: number;
+}
+
+export interface Runner extends RunnerService {
+  readonly workerId: string;
+  readonly registry: DagRegistry;
+  /** prom-client registry with this runner's metrics, for the API's /metrics. */
+  readonly metrics: Registry;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const WAKE_WORKERS = statement("wake_workers", `select pg_notify('jobs:insert', '{"count":1}')`);
+
+function checkOptions(options: RunnerOptions): void {
+  if (!Number.isInteger(options.leaseSeconds) || options.leaseSeconds < 2 || options.leaseSeconds > 60) {
+    throw new RangeError(`leaseSeconds must be an integer from 2 to 60, got ${options.leaseSeconds}`);
+  }
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
+    throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
+  }
+}
+
+function graphileLogger(logger: Logger): GraphileLogger {
+  return new GraphileLogger((scope) => (level, message, meta) => {
+    const fields = { scope, ...(meta ?? {}) };
+    const name: string = level;
+    if (name === "error") logger.error(fields, message);
+    else if (name === "warning") logger.warn(fields, message);
+    else logger.debug(fields, message); // graphile's info lines are chatter for us
+  });
+}
+
+export function createRunner(options: RunnerOptions): Runner {
+  checkOptions(options);
+  const logger = options.logger ?? pino({ name: "runner", level: processEnv.logLevel });
+  const registry = options.dags instanceof DagRegistry ? options.dags : new DagRegistry(options.dags);
+  const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  // graphile holds one connection for LISTEN and one per busy worker; our handlers need one each
+  const pool = createPool(options.pgUrl, options.concurrency * 2 + 4);
+  pool.on("error", (err) => logger.error({ err }, "idle Postgres connection failed"));
+  // a connection that dies while checked out must not crash the process; its query fails instead
+  pool.on("connect", (client) => client.on("error", (err) => logger.warn({ err }, "Postgres connection failed")));
+  const metrics = createMetrics(pool);
+  const wakeTimers = new Set<NodeJS.Timeout>();
+  const engine: Engine = {
+    pool,
+    registry,
+    workerId,
+    leaseSeconds: options.leaseSeconds,
+    logger,
+    metrics,
+    inflight: new InflightTries(),
+    wakeWorkersIn(ms) {
+      // graphile finds future jobs only by polling; a NOTIFY when the retry is due wakes it now
+      const timer = setTimeout(() => {
+        wakeTimers.delete(timer);
+        run(pool, WAKE_WORKERS, []).catch((err: unknown) => logger.warn({ err }, "waking workers failed"));
+      }, ms + 5);
+      wakeTimers.add(timer);
+    },
+  };
+  const waiters = new RunWaiters(options.pgUrl, logger);
+  const loops = [
+    new PeriodicLoop("heartbeat", heartbeatIntervalMs(options.leaseSeconds), () => beat(engine), logger),
+    new PeriodicLoop("reaper", reaperIntervalMs(options.leaseSeconds), () => reapExpiredLeases(engine).then(() => undefined), logger),
+    new PeriodicLoop(
+      "scheduler",
+      options.schedulerIntervalMs ?? 1000,
+      () => createScheduledRuns(pool, registry).then(() => undefined),
+      logger,
+    ),
+  ];
+  let graphile: GraphileRunner | undefined;
+  let state: "new" | "started" | "stopped" = "new";
+
+  async function start(): Promise<void> {
+    if (state !== "new") throw new Error(`runner ${workerId} cannot start: it is ${state}`);
+    state = "started";
+    await runMigrations({ pgPool: pool, logger: graphileLogger(logger) });
+    await migrate(pool);
+    await syncDags(pool, registry);
+    graphile = await startGraphile(engine, options, graphileLogger(logger));
+    for (const loop of loops) loop.start();
+    await waiters.connect();
+    logger.info({ workerId, dags: registry.size }, "runner started");
+  }
+
+  async function stop(): Promise<void> {
+    if (state !== "started") {
+      state = "stopped";
+      await pool.end();
+      return;
+    }
+    state = "stopped";
+    const [heartbeat, ...others] = loops;
+    await Promise.all(others.map((loop) => loop.stop()));
+    await graphile?.stop(); // running tries finish, or abort after the grace period
+    await heartbeat?.stop();
+    await heartbeat?.runNow(); // last log lines of the tries that just ended
+    for (const timer of wakeTimers) clearTimeout(timer);
+    await waiters.close();
+    await pool.end();
+    logger.info({ workerId }, "runner stopped");
+  }
+
+  const service = createRunnerService({ pool, registry, waiters, workerId, leaseSeconds: options.leaseSeconds });
+  return { ...service, workerId, registry, metrics: metrics.registry, start, stop };
+}
+
+async function startGraphile(engine: Engine, options: RunnerOptions, logger: GraphileLogger): Promise<GraphileRunner> {
+  const pgPool: pg.Pool = engine.pool;
+  return runGraphile({
+    pgPool,
+    concurrency: options.concurrency,
+    noHandleSignals: true,
+    pollInterval: options.pollIntervalMs ?? 2000,
+    logger,
+    gracefulShutdownAbortTimeout: options.shutdownGraceMs ?? 5000,
+    taskList: {
+      runner_task: (payload, helpers) => runTaskJob(engine, payload, helpers),
+      runner_resume: (payload, helpers) => runResumeJob(engine, payload, helpers),
+    },
+  });
+}

@@ -1,0 +1,116 @@
+// RunnerService over the engine's tables: what the REST API, the web view and the CLI call.
+import type pg from "pg";
+import { run, runOne, statement } from "./db.ts";
+import { DagNotFoundError, VariableNotFoundError } from "./errors.ts";
+import { heartbeatIntervalMs } from "./leases.ts";
+import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
+import type { DagRegistry } from "./registry.ts";
+import type { RunWaiters } from "./run-waiters.ts";
+import { scheduleText, triggerRun } from "./runs.ts";
+import type { RunnerService } from "./service.ts";
+import type { DagSummary } from "./types.ts";
+import { deleteVariable, getVariable, listVariables, setVariable, variableHistory } from "./variables.ts";
+
+const DAG_ROWS = statement("dag_rows", "select dag_id, is_paused from runner.dags where dag_id = any($1)");
+const SET_PAUSED = statement("set_paused", "update runner.dags set is_paused = $2 where dag_id = $1 returning dag_id, is_paused");
+const START_QUEUED = statement("service_start_queued_runs", "select runner.start_queued_runs($1)");
+const LATEST_BEAT = statement("latest_beat", "select max(last_beat_at) as latest from runner.heartbeats");
+
+export interface ServiceDeps {
+  pool: pg.Pool;
+  registry: DagRegistry;
+  waiters: RunWaiters;
+  workerId: string;
+  leaseSeconds: number;
+}
+
+export function createRunnerService(deps: ServiceDeps): RunnerService {
+  const { pool, registry, waiters } = deps;
+
+  const summarize = (dagId: string, isPaused: boolean): DagSummary => {
+    const dag = registry.get(dagId);
+    return {
+      dagId,
+      description: dag.description,
+      schedule: scheduleText(dag),
+      isPaused,
+      maxActiveRuns: dag.maxActiveRuns,
+      taskIds: [...dag.taskIds],
+      paramsJsonSchema: dag.paramsJsonSchema(),
+      fileloc: dag.fileloc,
+    };
+  };
+
+  const knownDag = (dagId: string): void => {
+    if (!registry.has(dagId)) throw new DagNotFoundError(dagId);
+  };
+
+  const getDag = async (dagId: string): Promise<DagSummary> => {
+    knownDag(dagId);
+    const row = await runOne<{ dag_id: string; is_paused: boolean }>(pool, DAG_ROWS, [[dagId]]);
+    if (!row) throw new DagNotFoundError(dagId); // loaded but not yet recorded: the runner has not started
+    return summarize(row.dag_id, row.is_paused);
+  };
+
+  return {
+    async listDags() {
+      const ids = registry.list().map((dag) => dag.id);
+      const rows = await run<{ dag_id: string; is_paused: boolean }>(pool, DAG_ROWS, [ids]);
+      const paused = new Map(rows.map((row) => [row.dag_id, row.is_paused]));
+      return ids.filter((id) => paused.has(id)).map((id) => summarize(id, paused.get(id) ?? false));
+    },
+    getDag,
+    async setPaused(dagId, paused) {
+      knownDag(dagId);
+      const row = await runOne<{ dag_id: string; is_paused: boolean }>(pool, SET_PAUSED, [dagId, paused]);
+      if (!row) throw new DagNotFoundError(dagId);
+      // unpausing lets the runs that waited queued start, oldest first
+      if (!paused) await run(pool, START_QUEUED, [dagId]);
+      return summarize(row.dag_id, row.is_paused);
+    },
+    async triggerRun(dagId, request) {
+      const { runId } = await triggerRun(pool, registry, dagId, request);
+      return readRun(pool, dagId, runId);
+    },
+    async getRun(dagId, runId) {
+      knownDag(dagId);
+      return readRun(pool, dagId, runId);
+    },
+    async listRuns(dagId, query) {
+      knownDag(dagId);
+      return readRuns(pool, dagId, query);
+    },
+    async listTaskInstances(dagId, runId) {
+      knownDag(dagId);
+      return readTaskInstances(pool, dagId, runId);
+    },
+    async getTaskLog(dagId, runId, taskId, tryNumber) {
+      knownDag(dagId);
+      return readTaskLog(pool, dagId, runId, taskId, tryNumber);
+    },
+    async waitForRun(dagId, runId, options) {
+      knownDag(dagId);
+      return waiters.wait(dagId, runId, options, () => readRun(pool, dagId, runId));
+    },
+    listVariables: (query) => listVariables(pool, query),
+    async getVariable(key) {
+      const variable = await getVariable(pool, key);
+      if (!variable) throw new VariableNotFoundError(key);
+      return variable;
+    },
+    setVariable: (key, value, meta) => setVariable(pool, key, value, { changedBy: meta.changedBy }, meta.description),
+    deleteVariable: (key, meta) => deleteVariable(pool, key, { changedBy: meta.changedBy }),
+    variableHistory: (key) => variableHistory(pool, key),
+    async health() {
+      try {
+        const row = await runOne<{ latest: Date | null }>(pool, LATEST_BEAT, []);
+        const latest = row?.latest ?? null;
+        const threshold = Math.max(30_000, 3 * heartbeatIntervalMs(deps.leaseSeconds));
+        const alive = latest !== null && Date.now() - latest.getTime() < threshold;
+        return { metadatabase: "healthy", scheduler: alive ? "healthy" : "unhealthy", latestHeartbeat: latest };
+      } catch {
+        return { metadatabase: "unhealthy", scheduler: "unhealthy", latestHeartbeat: null };
+      }
+    },
+  };
+}

@@ -1,0 +1,75 @@
+// The context a task function receives: identity, typed conf, abort signal, a per-try log kept
+// in Postgres, and variables whose changes are recorded with this run (and refused once the try
+// has been taken over).
+import type { TaskContext, TaskVariables } from "./dag.ts";
+import { type Queryable, inTransaction } from "./db.ts";
+import type { Engine } from "./engine.ts";
+import { PG_ERROR, TryNotHolderError, VariableNotFoundError, pgErrorCode } from "./errors.ts";
+import { addLine, type TrackedTry } from "./inflight.ts";
+import type { ClaimedTry } from "./task-tries.ts";
+import { deleteVariable, getVariable, setVariable } from "./variables.ts";
+
+export function buildTaskContext(engine: Engine, tracked: TrackedTry): TaskContext<unknown> {
+  const claim = tracked.claim;
+  const logger = engine.logger.child({ dagId: claim.dagId, runId: claim.runId, taskId: claim.taskId, try: claim.tryNumber });
+  return {
+    dagId: claim.dagId,
+    runId: claim.runId,
+    taskId: claim.taskId,
+    tryNumber: claim.tryNumber,
+    maxTries: claim.maxTries,
+    logicalDate: claim.logicalDate,
+    conf: claim.conf,
+    signal: tracked.controller.signal,
+    log: {
+      info: (message) => {
+        addLine(tracked, "info", message);
+        logger.debug(message);
+      },
+      warn: (message) => {
+        addLine(tracked, "warn", message);
+        logger.warn(message);
+      },
+      error: (message) => {
+        addLine(tracked, "error", message);
+        logger.error(message);
+      },
+    },
+    variables: taskVariables(engine, claim),
+  };
+}
+
+function taskVariables(engine: Engine, claim: ClaimedTry): TaskVariables {
+  const author = { changedBy: `run:${claim.dagId}/${claim.runId}/${claim.taskId}`, dagId: claim.dagId, runId: claim.runId };
+  // every write first proves (under a share lock) that this try still holds its task
+  const asHolder = async (write: (db: Queryable) => Promise<unknown>): Promise<void> => {
+    try {
+      await inTransaction(engine.pool, async (client) => {
+        await client.query("select runner.assert_try_holds($1, $2)", [claim.tiId, claim.token]);
+        await write(client);
+      });
+    } catch (err) {
+      if (pgErrorCode(err) === PG_ERROR.TRY_NOT_HOLDER) {
+        throw new TryNotHolderError(claim.dagId, claim.runId, claim.taskId, claim.tryNumber);
+      }
+      throw err;
+    }
+  };
+  return {
+    async get(key) {
+      return (await getVariable(engine.pool, key))?.value ?? null;
+    },
+    async set(key, value) {
+      await asHolder((db) => setVariable(db, key, value, author));
+    },
+    async delete(key) {
+      await asHolder(async (db) => {
+        try {
+          await deleteVariable(db, key, author);
+        } catch (err) {
+          if (!(err instanceof VariableNotFoundError)) throw err;
+        }
+      });
+    },
+  };
+}

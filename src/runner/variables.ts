@@ -1,0 +1,100 @@
+// Variables: a key/value store in Postgres. Writes go through runner.set_variable /
+// runner.delete_variable, which record every change (old, new, when, who, which run).
+import { type Queryable, run, runOne, statement } from "./db.ts";
+import { VariableNotFoundError } from "./errors.ts";
+import type { Page, VariableChange, VariableRecord } from "./types.ts";
+
+interface VariableRow {
+  key: string;
+  value: string;
+  description: string | null;
+  updated_at: Date;
+}
+
+interface HistoryRow {
+  key: string;
+  old_value: string | null;
+  new_value: string | null;
+  changed_at: Date;
+  changed_by: string;
+  dag_id: string | null;
+  run_id: string | null;
+}
+
+/** Who changed a variable, and from which run when a task did. */
+export interface ChangeAuthor {
+  changedBy: string;
+  dagId?: string | null;
+  runId?: string | null;
+}
+
+const GET = statement("variable_get", "select key, value, description, updated_at from runner.variables where key = $1");
+const LIST = statement(
+  "variable_list",
+  `select key, value, description, updated_at, count(*) over () as total
+     from runner.variables order by key limit $1 offset $2`,
+);
+const COUNT = statement("variable_count", "select count(*) as total from runner.variables");
+const SET = statement("variable_set", "select * from runner.set_variable($1, $2, $3, $4, $5, $6, $7)");
+const DELETE = statement("variable_delete", "select runner.delete_variable($1, $2, $3, $4) as deleted");
+const HISTORY = statement(
+  "variable_history",
+  `select key, old_value, new_value, changed_at, changed_by, dag_id, run_id
+     from runner.variable_history where key = $1 order by id`,
+);
+
+function toRecord(row: VariableRow): VariableRecord {
+  return { key: row.key, value: row.value, description: row.description, updatedAt: row.updated_at };
+}
+
+export async function getVariable(db: Queryable, key: string): Promise<VariableRecord | null> {
+  const row = await runOne<VariableRow>(db, GET, [key]);
+  return row ? toRecord(row) : null;
+}
+
+export async function listVariables(db: Queryable, query: { limit: number; offset: number }): Promise<Page<VariableRecord>> {
+  const rows = await run<VariableRow & { total: number }>(db, LIST, [query.limit, query.offset]);
+  const total = rows[0]?.total ?? (await runOne<{ total: number }>(db, COUNT, []))?.total ?? 0;
+  return { items: rows.map(toRecord), totalEntries: total };
+}
+
+/** description: undefined keeps the current one, null clears it. */
+export async function setVariable(
+  db: Queryable,
+  key: string,
+  value: string,
+  author: ChangeAuthor,
+  description?: string | null,
+): Promise<VariableRecord> {
+  const row = await runOne<VariableRow>(db, SET, [
+    key,
+    value,
+    description ?? null,
+    description !== undefined,
+    author.changedBy,
+    author.dagId ?? null,
+    author.runId ?? null,
+  ]);
+  if (!row) throw new Error(`set_variable returned nothing for '${key}'`);
+  return toRecord(row);
+}
+
+/** Throws VariableNotFoundError when there is no such variable. */
+export async function deleteVariable(db: Queryable, key: string, author: ChangeAuthor): Promise<void> {
+  const row = await runOne<{ deleted: boolean }>(db, DELETE, [key, author.changedBy, author.dagId ?? null, author.runId ?? null]);
+  if (!row?.deleted) throw new VariableNotFoundError(key);
+}
+
+/** Every recorded change of a key, oldest first. */
+export async function variableHistory(db: Queryable, key: string): Promise<VariableChange[]> {
+  const rows = await run<HistoryRow>(db, HISTORY, [key]);
+  return rows.map((row) => ({
+    key: row.key,
+    oldValue: row.old_value,
+    newValue: row.new_value,
+    changedAt: row.changed_at,
+    changedBy: row.changed_by,
+    dagId: row.dag_id,
+    runId: row.run_id,
+  }));
+}

@@ -1,0 +1,76 @@
+// The waiting trigger: a task that starts a run of another DAG and waits for it without holding
+// a worker. It creates the child run and defers in one transaction, and its graphile job ends;
+// the transaction that ends the child run enqueues `runner_resume`, handled here.
+import type { JobHelpers } from "graphile-worker";
+import type { Dag, WaitingTriggerTask } from "./dag.ts";
+import type { Engine } from "./engine.ts";
+import { coerceError } from "./errors.ts";
+import { type TrackedTry, addLine, takeLines } from "./inflight.ts";
+import { manifestTasks, newRunId } from "./runs.ts";
+import { buildTaskContext } from "./task-context.ts";
+import { deferToChildRun, resumeDeferredTask } from "./task-tries.ts";
+import { finishTry } from "./try-results.ts";
+
+export async function deferWaitingTrigger(engine: Engine, task: WaitingTriggerTask, tracked: TrackedTry): Promise<void> {
+  const claim = tracked.claim;
+  let child: { dag: Dag; conf: ReturnType<Dag["parseConf"]> };
+  try {
+    const childDag = engine.registry.get(task.triggerDagId);
+    const conf = childDag.parseConf(await task.childConf(buildTaskContext(engine, tracked)));
+    child = { dag: childDag, conf };
+  } catch (err) {
+    // a bad child conf or an unknown DAG will not improve with a retry
+    const error = coerceError(err).message;
+    addLine(tracked, "error", error);
+    await finishTry(engine, tracked, { outcome: "failed", error, retryable: false, retryDelayMs: 0, skip: [], log: [] });
+    return;
+  }
+  const childRunId = newRunId("triggered");
+  addLine(tracked, "info", `triggered run ${childRunId} of DAG ${child.dag.id}; deferred until it ends`);
+  const childPk = await deferToChildRun(
+    engine.pool,
+    claim,
+    {
+      dagId: child.dag.id,
+      runId: childRunId,
+      conf: child.conf,
+      tasks: manifestTasks(child.dag),
+      triggeredBy: `dag:${claim.dagId}/${claim.runId}/${claim.taskId}`,
+    },
+    takeLines(tracked),
+  );
+  if (childPk === null) {
+    engine.metrics.refusedResults.inc();
+    engine.logger.warn(
+      { dagId: claim.dagId, runId: claim.runId, taskId: claim.taskId, try: claim.tryNumber },
+      "waiting trigger refused: the try no longer holds the task; no child run was created",
+    );
+  }
+}
+
+interface ResumePayload {
+  ti: number;
+  child: number;
+  dag: string;
+  task: string;
+  try: number;
+}
+
+function parseResumePayload(payload: unknown): ResumePayload {
+  const p = payload as Partial<ResumePayload> | null;
+  if (typeof p?.ti !== "number" || typeof p.child !== "number" || typeof p.dag !== "string" || typeof p.task !== "string") {
+    throw new Error(`runner_resume job has a malformed payload: ${JSON.stringify(payload)}`);
+  }
+  return { ti: p.ti, child: p.child, dag: p.dag, task: p.task, try: typeof p.try === "number" ? p.try : 1 };
+}
+
+/** The graphile task `runner_resume`: the child run ended, so the waiting trigger ends too. */
+export async function runResumeJob(engine: Engine, payload: unknown, _helpers: JobHelpers): Promise<void> {
+  const p = parseResumePayload(payload);
+  const dag = engine.registry.has(p.dag) ? engine.registry.get(p.dag) : undefined;
+  const retryDelayMs = dag ? dag.retryDelayMs(p.task, p.try) : 0;
+  const resumed = await resumeDeferredTask(engine.pool, p.ti, p.child, retryDelayMs);
+  if (!resumed.accepted) return; // already resumed (a duplicate job) or no longer deferred
+  if (resumed.resumeLatencyMs !== null) engine.metrics.resume.observe(resumed.resumeLatencyMs / 1000);
+  if (resumed.retryInMs !== null) engine.wakeWorkersIn(resumed.retryInMs);
+}

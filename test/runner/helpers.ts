@@ -1,0 +1,107 @@
+// Shared test plumbing: a fresh database per test file (runner_test_<random>) on the stand's
+// Postgres, runners with a silent logger, and a leak check: the database can be dropped only
+// when no worker, pool or listener still holds a connection to it.
+import { randomBytes } from "node:crypto";
+import assert from "node:assert/strict";
+import pg from "pg";
+import { pino } from "pino";
+import { loadStandConfig, postgresUrl } from "../../src/config/stand.ts";
+import type { Dag } from "../../src/runner/dag.ts";
+import { type Runner, type RunnerOptions, createRunner } from "../../src/runner/runner.ts";
+import type { DagRunRecord } from "../../src/runner/types.ts";
+
+export const silentLogger = pino({ level: "silent" });
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  /** Fails when a connection to the database is still open (a leaked runner or pool). */
+  drop(): Promise<void>;
+}
+
+function adminUrl(): string {
+  return postgresUrl(loadStandConfig().postgres.database);
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `runner_test_${randomBytes(5).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return { name, url: postgresUrl(name), drop: () => dropTestDatabase(name) };
+}
+
+async function dropTestDatabase(name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    let holders: { application_name: string; state: string }[] = [];
+    // a closed client's backend may take a moment to go away; a leaked one never does
+    for (let i = 0; i < 40; i++) {
+      const res = await admin.query<{ application_name: string; state: string }>(
+        "select application_name, state from pg_stat_activity where datname = $1",
+        [name],
+      );
+      holders = res.rows;
+      if (holders.length === 0) break;
+      await sleep(50);
+    }
+    assert.deepEqual(holders, [], `connections leaked to ${name}: ${JSON.stringify(holders)}`);
+    await admin.query(`drop database ${name}`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export type TestRunnerOptions = Partial<Omit<RunnerOptions, "pgUrl" | "dags">>;
+
+export async function startRunner(db: TestDatabase, dags: readonly Dag[], options: TestRunnerOptions = {}): Promise<Runner> {
+  const runner = createRunner({
+    pgUrl: db.url,
+    dags,
+    concurrency: 4,
+    leaseSeconds: 5,
+    logger: silentLogger,
+    shutdownGraceMs: 500,
+    ...options,
+  });
+  await runner.start();
+  return runner;
+}
+
+/** Triggers a run and waits for it to end (NOTIFY-driven), failing after timeoutMs. */
+export async function triggerAndWait(
+  runner: Runner,
+  dagId: string,
+  conf: Record<string, unknown> = {},
+  timeoutMs = 15_000,
+): Promise<DagRunRecord> {
+  const run = await runner.triggerRun(dagId, { conf: conf as never, triggeredBy: "test" });
+  const done = await runner.waitForRun(dagId, run.runId, { timeoutMs });
+  assert.ok(done.state === "success" || done.state === "failed", `run ${run.runId} still ${done.state} after ${timeoutMs} ms`);
+  return done;
+}
+
+export async function taskStates(runner: Runner, dagId: string, runId: string): Promise<Record<string, string>> {
+  const tis = await runner.listTaskInstances(dagId, runId);
+  return Object.fromEntries(tis.map((ti) => [ti.taskId, ti.state]));
+}
+
+/** A direct connection for assertions on the runner's tables. */
+export async function withClient<T>(db: TestDatabase, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
