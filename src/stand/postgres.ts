@@ -2,7 +2,8 @@
 // The stand role from stand.yaml is the cluster's bootstrap superuser (password auth), and owns the
 // databases `postgres.database` and `postgres.runner_database`.
 import { execFile } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
@@ -40,27 +41,52 @@ export function postgresBinDir(): string {
   return path.join(base, majors[0], "bin");
 }
 
-/** The postgres user must be able to walk down to its data dir; a repo under /root would stop it. */
-function assertTraversable(dir: string, user: OsUser): void {
+/** The directory `postgres` cannot enter on the way to `dir`, or undefined when it can reach it. */
+function blockingDirectory(dir: string, user: OsUser): string | undefined {
   for (let d = path.dirname(dir); ; d = path.dirname(d)) {
     const st = statSync(d);
-    const ok = st.uid === user.uid ? (st.mode & 0o100) !== 0 : st.gid === user.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
-    if (!ok) {
-      throw new Error(
-        `postgres: the postgres OS user cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)}), so it cannot reach ${dir}. ` +
-          `Either chmod o+x ${d}, or set state_dir in stand.yaml to a path it can reach (e.g. /var/tmp/clickstream-stand).`,
-      );
-    }
-    if (d === path.dirname(d)) return;
+    const bit = st.uid === user.uid ? 0o100 : st.gid === user.gid ? 0o010 : 0o001;
+    if ((st.mode & bit) === 0) return d;
+    if (d === path.dirname(d)) return undefined;
   }
 }
 
-async function initCluster(ctx: StandContext, user: OsUser): Promise<void> {
-  const { data, dir } = ctx.paths.postgres;
+/**
+ * The real data directory. Normally <state_dir>/postgres/data; when the `postgres` OS user cannot walk
+ * down to it (a checkout under /root, mode 700) the data lives in postgres's home instead, with a
+ * symlink at the usual place so `clean` and the docs still find it.
+ */
+function resolveDataDir(ctx: StandContext, user: OsUser): string {
+  const link = ctx.paths.postgres.data;
+  const existing = lstatSync(link, { throwIfNoEntry: false });
+  if (existing) return existing.isSymbolicLink() ? readlinkSync(link) : link;
+  const blocked = blockingDirectory(link, user);
+  if (blocked === undefined) return link;
+  const hash = createHash("sha256").update(ctx.paths.root).digest("hex").slice(0, 12);
+  const outside = path.join(POSTGRES_HOME, `clickstream-stand-${hash}`);
+  mkdirSync(outside, { recursive: true });
+  chownSync(outside, user.uid, user.gid);
+  symlinkSync(path.join(outside, "data"), link);
+  ctx.print(`postgres: the postgres OS user cannot enter ${blocked}; data goes to ${outside}/data (symlinked from ${link})`);
+  return path.join(outside, "data");
+}
+
+const POSTGRES_HOME = "/var/lib/postgresql";
+
+/** Removes a data directory that lives outside the state dir (see resolveDataDir); `clean` calls it. */
+export function removeExternalDataDir(paths: StandContext["paths"]): void {
+  const link = paths.postgres.data;
+  if (!lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink()) return;
+  const target = readlinkSync(link);
+  if (path.dirname(path.dirname(target)) === POSTGRES_HOME) rmSync(path.dirname(target), { recursive: true, force: true });
+}
+
+async function initCluster(ctx: StandContext, user: OsUser, data: string): Promise<void> {
   mkdirSync(data, { recursive: true });
   chownSync(data, user.uid, user.gid);
   chmodSync(data, 0o700);
-  const pwfile = path.join(dir, "initdb-password");
+  // beside the data dir, which the postgres user can reach wherever resolveDataDir put it
+  const pwfile = path.join(path.dirname(data), "initdb-password");
   writeFileSync(pwfile, ctx.config.postgres.password + "\n", { mode: 0o600 });
   chownSync(pwfile, user.uid, user.gid);
   ctx.print(`postgres: initdb ${data} (superuser ${ctx.config.postgres.user})`);
@@ -120,7 +146,9 @@ async function ensureDatabases(ctx: StandContext): Promise<void> {
 
 export function postgresService(ctx: StandContext): ServiceDefinition {
   const config = ctx.config;
-  const { data, log } = ctx.paths.postgres;
+  const { log } = ctx.paths.postgres;
+  // the real directory (see resolveDataDir): known after prepare, which always runs before launch
+  const data = (): string => realpathSync(ctx.paths.postgres.data);
   return {
     name: "postgres",
     port: config.postgres.port,
@@ -128,13 +156,13 @@ export function postgresService(ctx: StandContext): ServiceDefinition {
     stopGraceMs: 30_000,
     logFiles: [log],
     healthWhat: `SELECT 1 as ${config.postgres.user} on ${config.bind_host}:${config.postgres.port}`,
-    hint: `read ${log}; a stale ${data}/postmaster.pid after a crash is removed by postgres itself when the pid is gone; ` +
+    hint: `read ${log}; a stale postmaster.pid in ${ctx.paths.postgres.data} after a crash is removed by postgres itself when the pid is gone; ` +
       `if initdb left a half-made cluster, run make clean`,
     async prepare(c) {
       const user = postgresOsUser();
       mkdirSync(c.paths.postgres.dir, { recursive: true });
-      assertTraversable(data, user);
-      if (!existsSync(path.join(data, "PG_VERSION"))) await initCluster(c, user);
+      const data = resolveDataDir(c, user);
+      if (!existsSync(path.join(data, "PG_VERSION"))) await initCluster(c, user, data);
     },
     launch() {
       const user = postgresOsUser();
@@ -143,7 +171,7 @@ export function postgresService(ctx: StandContext): ServiceDefinition {
         command: path.join(postgresBinDir(), "postgres"),
         // the data dir path is the marker that proves the pid is ours
         args: [
-          "-D", data,
+          "-D", data(),
           "-p", String(config.postgres.port),
           "-c", `listen_addresses=${config.bind_host}`,
           "-c", "unix_socket_directories=", // TCP only: no socket path in /var/run to own or collide on
@@ -151,10 +179,10 @@ export function postgresService(ctx: StandContext): ServiceDefinition {
           "-c", "shared_buffers=128MB",
         ],
         logFile: log,
-        marker: data,
+        marker: data(),
         uid: user.uid,
         gid: user.gid,
-        cwd: data,
+        cwd: data(),
       };
     },
     probe: (c) => withClient(c.config, "postgres", async (client) => (await client.query("SELECT 1")).rowCount === 1),

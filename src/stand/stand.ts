@@ -6,7 +6,7 @@ import { loadStandConfig, repoRoot } from "../config/stand.ts";
 import { clickhouseNodeService } from "./clickhouse.ts";
 import { kafkaService } from "./kafka.ts";
 import { standPaths } from "./paths.ts";
-import { postgresService } from "./postgres.ts";
+import { postgresService, removeExternalDataDir } from "./postgres.ts";
 import { launchIfNeeded, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
 import { Supervisor } from "./supervisor.ts";
 import { zookeeperService } from "./zookeeper.ts";
@@ -57,6 +57,7 @@ export async function standClean(ctx: StandContext): Promise<void> {
   if (root === path.parse(root).root || root === repoRoot || repoRoot.startsWith(root + path.sep)) {
     throw new Error(`refusing to remove state dir ${root}: it is / or contains the repository`);
   }
+  removeExternalDataDir(ctx.paths);
   rmSync(root, { recursive: true, force: true });
   ctx.print(`removed ${root}`);
 }
