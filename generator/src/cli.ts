@@ -20,6 +20,7 @@ function withOutput(command: Command, topicEnv: string, topic: string): Command 
     .addOption(options.topic(topicEnv, topic))
     .addOption(options.seed())
     .addOption(options.batchSize())
+    .addOption(options.batchBytes())
     .addOption(options.inFlight());
 }
 

@@ -14,14 +14,16 @@ export class GeneratorConfigError extends Error {
 export const DEFAULT_HITS_TOPIC = "hits";
 export const DEFAULT_ORDERS_TOPIC = "orders";
 export const DEFAULT_BATCH_SIZE = 5_000;
+/** Characters of message values per send; keeps each partition's record batch under the broker's 1 MiB limit. */
+export const DEFAULT_BATCH_BYTES = 900_000;
 export const DEFAULT_IN_FLIGHT = 4;
 export const DEFAULT_SPEED = 60;
 export const DEFAULT_LAG_LOG_SECONDS = 60;
 
 /** Where messages go: exactly one of a Kafka bootstrap list or a file. */
 export type Output =
-  | { readonly kind: "kafka"; readonly brokers: readonly string[]; readonly topic: string; readonly batchSize: number; readonly inFlight: number }
-  | { readonly kind: "file"; readonly path: string; readonly topic: string; readonly batchSize: number };
+  | { readonly kind: "kafka"; readonly brokers: readonly string[]; readonly topic: string; readonly batchSize: number; readonly batchBytes: number; readonly inFlight: number }
+  | { readonly kind: "file"; readonly path: string; readonly topic: string; readonly batchSize: number; readonly batchBytes: number };
 
 /** Raw values as commander hands them over (flags or environment). */
 export interface RawOptions {
@@ -35,6 +37,7 @@ export interface RawOptions {
   file?: string;
   topic: string;
   batchSize: number;
+  batchBytes: number;
   inFlight: number;
 }
 
@@ -88,6 +91,7 @@ export const options = {
   file: () => flag("--file <path>", "write one JSON object per line to this file ('-' = stdout)", "GENERATOR_FILE"),
   topic: (env: string, fallback: string) => flag("--topic <name>", "Kafka topic", env).default(fallback),
   batchSize: () => flag("--batch-size <n>", "messages per Kafka send", "GENERATOR_BATCH_SIZE").argParser(integerParser("--batch-size", 1, 100_000)).default(DEFAULT_BATCH_SIZE),
+  batchBytes: () => flag("--batch-bytes <n>", "characters of message values per Kafka send", "GENERATOR_BATCH_BYTES").argParser(integerParser("--batch-bytes", 1_000, 100_000_000)).default(DEFAULT_BATCH_BYTES),
   inFlight: () => flag("--in-flight <n>", "Kafka sends in flight at once", "GENERATOR_IN_FLIGHT").argParser(integerParser("--in-flight", 1, 64)).default(DEFAULT_IN_FLIGHT),
 };
 
@@ -99,12 +103,12 @@ export function resolveOutput(raw: RawOptions): Output {
   if (hasBrokers === hasFile) {
     throw new GeneratorConfigError("give exactly one of --brokers (GENERATOR_BROKERS) or --file (GENERATOR_FILE)");
   }
-  if (hasFile) return { kind: "file", path: raw.file ?? "-", topic: raw.topic, batchSize: raw.batchSize };
+  if (hasFile) return { kind: "file", path: raw.file ?? "-", topic: raw.topic, batchSize: raw.batchSize, batchBytes: raw.batchBytes };
   const brokers = (raw.brokers ?? "").split(",").map((b) => b.trim()).filter((b) => b !== "");
   const bad = brokers.find((b) => !BROKER.test(b));
   if (bad !== undefined || brokers.length === 0) throw new GeneratorConfigError(`--brokers: "${bad ?? raw.brokers}" is not host:port`);
   if (!/^[A-Za-z0-9._-]{1,249}$/.test(raw.topic)) throw new GeneratorConfigError(`--topic: "${raw.topic}" is not a valid topic name`);
-  return { kind: "kafka", brokers, topic: raw.topic, batchSize: raw.batchSize, inFlight: raw.inFlight };
+  return { kind: "kafka", brokers, topic: raw.topic, batchSize: raw.batchSize, batchBytes: raw.batchBytes, inFlight: raw.inFlight };
 }
 
 function requireDay(raw: RawOptions): number {

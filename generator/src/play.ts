@@ -78,7 +78,7 @@ export async function runBatch(config: PlayConfig, logger: Logger): Promise<Play
     for (let i = 0; i < renderers.length && progress.sent < config.limit; i++) {
       const renderer = renderers[i] as DayRenderer;
       renderers[i] = undefined; // let a sent day's plan go
-      const sent = await sendDay(renderer, sink, config.output.batchSize, config.limit - progress.sent, progress);
+      const sent = await sendDay(renderer, sink, config.output, config.limit - progress.sent, progress);
       reports.push({ day: renderer.day, date: renderer.date, sent, counts: renderer.counts });
       logger.info(`day ${renderer.day} (${renderer.date}): ${formatCount(sent)} hits queued; ${describeCounts(renderer.counts)}`);
     }
@@ -90,15 +90,24 @@ export async function runBatch(config: PlayConfig, logger: Logger): Promise<Play
   return { sent: progress.sent, seconds: progress.seconds, days: reports };
 }
 
-async function sendDay(renderer: DayRenderer, sink: MessageSink, batchSize: number, budget: number, progress: Progress): Promise<number> {
+/**
+ * Sends one day in batches of at most `batchSize` messages and `batchBytes` characters. The byte cap
+ * matters: kafkajs puts a send's messages for one partition into one record batch, and the broker
+ * refuses a record batch above message.max.bytes (1 MiB by default).
+ */
+async function sendDay(renderer: DayRenderer, sink: MessageSink, output: Output, budget: number, progress: Progress): Promise<number> {
   const total = Math.min(renderer.total, budget);
   let batch: Message[] = [];
+  let bytes = 0;
   for (let position = 0; position < total; position++) {
-    batch.push({ key: renderer.key(position), value: renderer.line(position) });
-    if (batch.length >= batchSize || position === total - 1) {
+    const value = renderer.line(position);
+    batch.push({ key: renderer.key(position), value });
+    bytes += value.length;
+    if (batch.length >= output.batchSize || bytes >= output.batchBytes || position === total - 1) {
       await sink.send(batch);
       progress.add(batch.length);
       batch = [];
+      bytes = 0;
     }
   }
   return total;
@@ -123,8 +132,11 @@ export async function runLive(config: LiveConfig, logger: Logger): Promise<PlayR
     while (position < renderer.total) {
       const elapsedMs = Date.now() - startMs;
       const batch: Message[] = [];
-      while (position < renderer.total && dueMs(position) <= elapsedMs && batch.length < config.output.batchSize) {
-        batch.push({ key: renderer.key(position), value: renderer.line(position) });
+      let bytes = 0;
+      while (position < renderer.total && dueMs(position) <= elapsedMs && batch.length < config.output.batchSize && bytes < config.output.batchBytes) {
+        const value = renderer.line(position);
+        batch.push({ key: renderer.key(position), value });
+        bytes += value.length;
         position += 1;
       }
       if (batch.length > 0) {

@@ -1,0 +1,26 @@
+// Shared fixtures of the generator tests: the passport on disk and days generated once per file.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { repoRoot } from "../../src/config/stand.ts";
+import { World, generateDay, type DayHits } from "../../generator/src/day.ts";
+import type { Passport } from "../../generator/src/inventory.ts";
+import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../../generator/src/world.ts";
+
+export function readPassport(): Passport {
+  return JSON.parse(readFileSync(path.join(repoRoot, "data/world-inventory.json"), "utf8")) as Passport;
+}
+
+let startingDays: DayHits[] | undefined;
+
+/** The 8 starting days of the default seed, generated once per test file. */
+export function startingWorld(): DayHits[] {
+  if (!startingDays) {
+    const world = new World(DEFAULT_SEED);
+    startingDays = Array.from({ length: WORLD_STARTING_DAYS }, (_, day) => generateDay(world, day));
+  }
+  return startingDays;
+}
+
+export function parseLines(lines: readonly string[]): Record<string, unknown>[] {
+  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
