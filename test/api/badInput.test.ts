@@ -80,7 +80,7 @@ void describe("bad input is answered 4xx with problem JSON naming the problem", 
   let api: ApiHarness;
 
   before(async () => {
-    engine = await startEngine("bad_input");
+    engine = await startEngine();
     api = await startApi(engine.runner);
     const created = await call(api.baseUrl, "POST", runs, { headers: auth, body: { dag_run_id: "existing_run" } });
     assert.equal(created.status, 200, created.text);

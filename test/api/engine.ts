@@ -1,7 +1,9 @@
-// The engine the API tests run against. TEMPORARY: a fake until src/runner/runner.ts lands.
-import { Registry } from "prom-client";
+// The real engine on a fresh Postgres database per test file, with the test DAGs; stop() stops
+// the runner and drops the database (failing if a connection leaked).
+import type { Registry } from "prom-client";
 import type { RunnerService } from "../../src/runner/service.ts";
-import { createFakeRunner } from "./fakeRunner.ts";
+import { createTestDatabase, startRunner } from "../runner/helpers.ts";
+import { testDags } from "./testDags.ts";
 
 export interface TestEngine {
   runner: RunnerService;
@@ -9,7 +11,23 @@ export interface TestEngine {
   stop(): Promise<void>;
 }
 
-export function startEngine(_label: string): Promise<TestEngine> {
-  const runner = createFakeRunner();
-  return Promise.resolve({ runner, registry: new Registry(), stop: () => Promise.resolve(runner.stop()) });
+export async function startEngine(): Promise<TestEngine> {
+  const db = await createTestDatabase();
+  try {
+    const runner = await startRunner(db, testDags, { concurrency: 4, leaseSeconds: 5 });
+    return {
+      runner,
+      registry: runner.metrics,
+      async stop() {
+        try {
+          await runner.stop();
+        } finally {
+          await db.drop();
+        }
+      },
+    };
+  } catch (err) {
+    await db.drop().catch(() => undefined);
+    throw err;
+  }
 }

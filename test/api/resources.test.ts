@@ -37,7 +37,7 @@ void describe("DAGs, variables, health, metrics and OpenAPI", () => {
   let api: ApiHarness;
 
   before(async () => {
-    engine = await startEngine("resources");
+    engine = await startEngine();
     api = await startApi(engine.runner, engine.registry);
   });
   after(async () => {

@@ -18,7 +18,7 @@ void describe("DAG runs over the REST API", () => {
   let api: ApiHarness;
 
   before(async () => {
-    engine = await startEngine("runs");
+    engine = await startEngine();
     api = await startApi(engine.runner);
   });
   after(async () => {

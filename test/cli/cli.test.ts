@@ -57,7 +57,7 @@ void describe("runner CLI", () => {
   let tempDir: string;
 
   before(async () => {
-    engine = await startEngine("cli");
+    engine = await startEngine();
     api = await startApi(engine.runner);
     connection = ["--api-url", api.baseUrl, "--token", TEST_TOKEN];
     tempDir = mkdtempSync(path.join(os.tmpdir(), "runner-cli-"));
