@@ -28,7 +28,7 @@ function describeTask(ti: TaskInstanceResponse, previous: string | undefined): s
   if (ti.duration !== null && ti.end_date) details.push(`${ti.duration.toFixed(2)}s`);
   if (ti.child_dag_run_id) details.push(`child ${ti.child_dag_id ?? "?"}/${ti.child_dag_run_id}`);
   if (ti.error && (ti.state === "failed" || ti.state === "up_for_retry")) details.push(`error: ${ti.error}`);
-  return `${clock()}  task ${ti.task_id.padEnd(28)} ${change.padEnd(30)} ${details.join(", ")}`;
+  return `${clock()}  task ${ti.task_id.padEnd(28)} ${change.padEnd(30)} ${details.join(", ")}`.trimEnd();
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

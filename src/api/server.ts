@@ -1,0 +1,135 @@
+// Process entry of the runner: starts the engine with the DAGs of dags/index.ts and the REST API on
+// runner.listen_host:runner.api_port; SIGTERM/SIGINT stop both cleanly (a second signal forces).
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import type { Logger } from "pino";
+import { dags } from "../../dags/index.ts";
+import { apiListenHost, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
+import { coerceError } from "../runner/errors.ts";
+import { createRunner } from "../runner/runner.ts";
+import type { Runner } from "../runner/runner.ts";
+import { createApp } from "./app.ts";
+
+const CLOSE_GRACE_MS = 10_000;
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/** Stops accepting, lets requests in flight finish (open waits answer at once), then drops the rest. */
+async function closeServer(server: Server, logger: Logger): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => {
+    logger.warn({ graceMs: CLOSE_GRACE_MS }, "requests still open after the grace period; closing their connections");
+    server.closeAllConnections();
+  }, CLOSE_GRACE_MS);
+  await closed;
+  clearTimeout(timer);
+}
+
+export interface RunningServer {
+  runner: Runner;
+  server: Server;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the engine, then the API; if the port is taken, the engine is stopped again. */
+export async function startServer(logger: Logger): Promise<RunningServer> {
+  const config = loadStandConfig();
+  const runner = createRunner({
+    pgUrl: postgresUrl(config.postgres.runner_database, config),
+    dags,
+    concurrency: config.runner.worker_concurrency,
+    leaseSeconds: config.runner.lease_seconds,
+    logger: logger.child({ component: "engine" }),
+  });
+  await runner.start();
+
+  const shutdown = new AbortController();
+  const app = createApp({
+    runner,
+    token: config.runner.api_token,
+    logger: logger.child({ component: "api" }),
+    metricsRegistry: runner.metrics,
+    shutdownSignal: shutdown.signal,
+  });
+  const host = apiListenHost(config);
+  const httpServer = createServer(app);
+  try {
+    await listen(httpServer, config.runner.api_port, host);
+  } catch (err) {
+    await runner.stop();
+    const code = (err as { code?: unknown }).code;
+    if (code === "EADDRINUSE") {
+      throw new Error(`port ${host}:${config.runner.api_port} is taken (runner.api_port): is another runner already running?`, {
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  const url = `http://${host}:${config.runner.api_port}`;
+  logger.info({ url, dags: dags.map((dag) => dag.id) }, "runner API listening");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    runner,
+    server: httpServer,
+    url,
+    stop() {
+      stopping ??= (async () => {
+        shutdown.abort();
+        await closeServer(httpServer, logger);
+        await runner.stop();
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const logger = pino({ level: processEnv.logLevel, base: { service: "runner" } });
+  let running: RunningServer;
+  try {
+    running = await startServer(logger);
+  } catch (err) {
+    logger.fatal({ err: coerceError(err) }, "runner did not start");
+    process.exitCode = 1;
+    return;
+  }
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      logger.warn({ signal }, "second signal: exiting without waiting");
+      process.exit(1);
+    }
+    logger.info({ signal }, "stopping: no new requests, open waits answered, running tries finishing");
+    running.stop().then(
+      () => {
+        logger.info("runner stopped cleanly");
+        process.exitCode = 0;
+      },
+      (err: unknown) => {
+        logger.error({ err: coerceError(err) }, "runner did not stop cleanly");
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  await main();
+}
