@@ -69,18 +69,23 @@ void describe("runner CLI", () => {
   });
 
   void it("trigger --wait prints each task's state changes and exits 0 on success", async () => {
-    const res = await runCli([...connection, "trigger", "api_ok", "--conf", '{"days": 2}', "--run-id", "cli_ok", "--wait"]);
+    // Each task takes 150 ms; polling every 50 ms sees them running.
+    const res = await runCli([...connection, "trigger", "api_ok", "--conf", '{"days": 2}', "--run-id", "cli_ok", "--wait", "--poll-ms", "50"]);
     assert.equal(res.code, 0, res.stdout + res.stderr);
     assert.match(res.stdout, /triggered api_ok\/cli_ok/);
     assert.match(res.stdout, /run +cli_ok: .*-> running/);
     for (const task of ["first", "second"]) {
+      assert.match(res.stdout, new RegExp(`task ${task} .*-> running`), res.stdout);
       assert.match(res.stdout, new RegExp(`task ${task} .*-> success`), res.stdout);
     }
-    // "first" is seen succeed before "second" starts running: changes print in the order they happen.
-    const lines = res.stdout.split("\n");
-    const firstDone = lines.findIndex((l) => /task first .*-> success/.test(l));
-    const secondDone = lines.findIndex((l) => /task second .*-> success/.test(l));
-    assert.ok(firstDone >= 0 && firstDone < secondDone, res.stdout);
+    // Changes print as they happen: "first" succeeds visibly earlier than "second" does.
+    const printedAt = (pattern: RegExp) => {
+      const line = res.stdout.split("\n").find((l) => pattern.test(l));
+      assert.ok(line, `no line matches ${String(pattern)} in:\n${res.stdout}`);
+      return Date.parse(`1970-01-01T${line.slice(0, 12)}Z`);
+    };
+    const gap = printedAt(/task second .*-> success/) - printedAt(/task first .*-> success/);
+    assert.ok(gap >= 100, `first and second finished ${gap} ms apart in the output:\n${res.stdout}`);
     assert.match(res.stdout, /finished success/);
   });
 
