@@ -14,6 +14,8 @@ export interface Engine {
   logger: Logger;
   metrics: RunnerMetrics;
   inflight: InflightTries;
+  /** graphile-worker's lock owner ids in this process (its worker pool's id). */
+  graphileWorkerIds: Set<string>;
   /** Wakes graphile-worker's idle workers after `ms`, when a retry becomes due. */
   wakeWorkersIn(ms: number): void;
 }

@@ -29,8 +29,6 @@ export async function runTaskJob(engine: Engine, payload: unknown, helpers: JobH
   if (!claim) return; // stale job: the task was skipped, taken over, or this is a duplicate
   engine.metrics.handoff.observe(claim.handoffMs / 1000);
   const tracked = engine.inflight.track(claim);
-  const onShutdown = () => tracked.controller.abort(new RunnerShutdownError());
-  helpers.abortSignal?.addEventListener("abort", onShutdown, { once: true });
   try {
     const dag = engine.registry.has(claim.dagId) ? engine.registry.get(claim.dagId) : undefined;
     const task = dag?.task(claim.taskId);
@@ -42,7 +40,6 @@ export async function runTaskJob(engine: Engine, payload: unknown, helpers: JobH
       await finishTry(engine, tracked, await executeCallable(engine, dag, task, tracked));
     }
   } finally {
-    helpers.abortSignal?.removeEventListener("abort", onShutdown);
     engine.inflight.untrack(claim.token);
   }
 }

@@ -9,9 +9,11 @@ import { appendLogLines, findExpiredLeases, renewLeases, takeOverLostTry } from 
 
 const BEAT = statement(
   "process_heartbeat",
-  `insert into runner.heartbeats (worker_id, hostname, pid) values ($1, $2, $3)
-   on conflict (worker_id) do update set last_beat_at = clock_timestamp()`,
+  `insert into runner.heartbeats (worker_id, hostname, pid, graphile_worker_ids) values ($1, $2, $3, $4)
+   on conflict (worker_id) do update
+      set last_beat_at = clock_timestamp(), graphile_worker_ids = excluded.graphile_worker_ids`,
 );
+const RELEASE_DEAD = statement("release_dead_workers_jobs", "select runner.release_dead_workers_jobs($1, $2) as released");
 
 export function heartbeatIntervalMs(leaseSeconds: number): number {
   return Math.max(250, Math.floor((leaseSeconds * 1000) / 3));
@@ -29,11 +31,21 @@ export async function beat(engine: Engine): Promise<void> {
     if (!held.has(token)) engine.inflight.abort(token, new LeaseLostError());
   }
   await appendLogLines(engine.pool, engine.inflight.drainAll());
-  await run(engine.pool, BEAT, [engine.workerId, os.hostname(), process.pid]);
+  await run(engine.pool, BEAT, [engine.workerId, os.hostname(), process.pid, [...engine.graphileWorkerIds]]);
 }
 
-/** One reaper pass; returns how many tries it took over. */
+/** A process is dead when it missed its heartbeat for two leases (it beats thrice a lease). */
+export async function releaseDeadWorkersJobs(engine: Engine): Promise<number> {
+  const rows = await run<{ released: number }>(engine.pool, RELEASE_DEAD, [engine.leaseSeconds * 2, engine.workerId]);
+  const released = rows[0]?.released ?? 0;
+  if (released > 0) engine.logger.warn({ released }, "released the graphile-worker jobs of a runner process that stopped beating");
+  return released;
+}
+
+/** One reaper pass: jobs of dead processes released, lapsed tries taken over. Returns how many
+ * tries it took over. */
 export async function reapExpiredLeases(engine: Engine): Promise<number> {
+  await releaseDeadWorkersJobs(engine);
   const expired = await findExpiredLeases(engine.pool, 100);
   let taken = 0;
   for (const lost of expired) {

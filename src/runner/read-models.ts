@@ -76,10 +76,9 @@ const LIST_TASK_INSTANCES = statement(
 );
 const FIND_TASK_INSTANCE = statement(
   "find_task_instance",
-  `select ti.id from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
+  `select ti.id, ti.try_number from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
     where r.dag_id = $1 and r.run_id = $2 and ti.task_id = $3`,
 );
-const FIND_TRY = statement("find_try", "select 1 as found from runner.task_tries where ti_id = $1 and try_number = $2");
 const LOG_LINES = statement(
   "log_lines",
   "select at, level, message from runner.task_log_lines where ti_id = $1 and try_number = $2 order by at, id",
@@ -152,13 +151,15 @@ export async function readTaskLog(
   taskId: string,
   tryNumber: number,
 ): Promise<TaskLogRecord> {
-  const ti = await runOne<{ id: number }>(db, FIND_TASK_INSTANCE, [dagId, runId, taskId]);
+  const ti = await runOne<{ id: number; try_number: number }>(db, FIND_TASK_INSTANCE, [dagId, runId, taskId]);
   if (!ti) {
     await readRun(db, dagId, runId);
     throw new TaskInstanceNotFoundError(dagId, runId, taskId);
   }
-  const found = await runOne(db, FIND_TRY, [ti.id, tryNumber]);
-  if (!found) throw new TryNotFoundError(dagId, runId, taskId, tryNumber);
+  // tries are numbered 1..try_number; the running one has no task_tries row yet
+  if (!Number.isInteger(tryNumber) || tryNumber < 1 || tryNumber > ti.try_number) {
+    throw new TryNotFoundError(dagId, runId, taskId, tryNumber);
+  }
   const lines = await run<{ at: Date; level: string; message: string }>(db, LOG_LINES, [ti.id, tryNumber]);
   return { dagId, runId, taskId, tryNumber, lines };
 }

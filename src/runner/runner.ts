@@ -2,15 +2,22 @@
 // graphile-worker in-process with the runner's two tasks, and keeps the heartbeat, reaper and
 // scheduler loops; the object it returns is also the RunnerService the API calls.
 import { randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
 import os from "node:os";
-import { Logger as GraphileLogger, type Runner as GraphileRunner, run as runGraphile, runMigrations } from "graphile-worker";
+import {
+  Logger as GraphileLogger,
+  type Runner as GraphileRunner,
+  type WorkerEvents,
+  run as runGraphile,
+  runMigrations,
+} from "graphile-worker";
 import type pg from "pg";
 import { type Logger, pino } from "pino";
 import type { Registry } from "prom-client";
 import { processEnv } from "../config/stand.ts";
 import type { Dag } from "./dag.ts";
 import { createPool, run, statement } from "./db.ts";
-import type { Engine } from "./engine.ts";
+import { type Engine, RunnerShutdownError } from "./engine.ts";
 import { runTaskJob } from "./execute-task.ts";
 import { InflightTries } from "./inflight.ts";
 import { beat, heartbeatIntervalMs, reapExpiredLeases, reaperIntervalMs } from "./leases.ts";
@@ -39,6 +46,8 @@ export interface RunnerOptions {
   schedulerIntervalMs?: number;
   /** On stop: how long running tries may finish before their signals abort. */
   shutdownGraceMs?: number;
+  /** graphile-worker's localQueue: jobs fetched per query (default: concurrency; 1 disables). */
+  localQueueSize?: number;
 }
 
 export interface Runner extends RunnerService {
@@ -91,6 +100,7 @@ export function createRunner(options: RunnerOptions): Runner {
     logger,
     metrics,
     inflight: new InflightTries(),
+    graphileWorkerIds: new Set(),
     wakeWorkersIn(ms) {
       // graphile finds future jobs only by polling; a NOTIFY when the retry is due wakes it now
       const timer = setTimeout(() => {
@@ -135,9 +145,17 @@ export function createRunner(options: RunnerOptions): Runner {
     state = "stopped";
     const [heartbeat, ...others] = loops;
     await Promise.all(others.map((loop) => loop.stop()));
-    await graphile?.stop(); // running tries finish, or abort after the grace period
+    // running tries may finish within the grace period; then their signals abort, and a try that
+    // ends that way is handed back (lost, so retried if it has tries left)
+    const abortTimer = setTimeout(() => engine.inflight.abortAll(new RunnerShutdownError()), options.shutdownGraceMs ?? 5000);
+    try {
+      await graphile?.stop();
+    } finally {
+      clearTimeout(abortTimer);
+    }
+    engine.graphileWorkerIds.clear();
     await heartbeat?.stop();
-    await heartbeat?.runNow(); // last log lines of the tries that just ended
+    await heartbeat?.runNow(); // last log lines of the tries that just ended; drops our lock ids
     for (const timer of wakeTimers) clearTimeout(timer);
     await waiters.close();
     await pool.end();
@@ -150,13 +168,28 @@ export function createRunner(options: RunnerOptions): Runner {
 
 async function startGraphile(engine: Engine, options: RunnerOptions, logger: GraphileLogger): Promise<GraphileRunner> {
   const pgPool: pg.Pool = engine.pool;
+  const events: WorkerEvents = new EventEmitter();
+  // graphile locks jobs under its pool's id; the heartbeat publishes it so that, if this process
+  // dies, another runner can release those locks (runner.release_dead_workers_jobs)
+  events.on("pool:create", ({ workerPool }) => engine.graphileWorkerIds.add(workerPool.id));
+  const localQueueSize = options.localQueueSize ?? options.concurrency;
   return runGraphile({
     pgPool,
+    events,
     concurrency: options.concurrency,
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 2000,
     logger,
-    gracefulShutdownAbortTimeout: options.shutdownGraceMs ?? 5000,
+    // abort is ours to send (see stop); graphile's own would come after the same grace
+    gracefulShutdownAbortTimeout: (options.shutdownGraceMs ?? 5000) + 1000,
+    preset: {
+      worker: {
+        // fetch several ready jobs per query, and complete finished ones in one batch: a job
+        // left locked by a crash is released by the reaper, and stale jobs are refused at claim
+        localQueue: { size: localQueueSize > 1 ? localQueueSize : -1 },
+        completeJobBatchDelay: 0,
+      },
+    },
     taskList: {
       runner_task: (payload, helpers) => runTaskJob(engine, payload, helpers),
       runner_resume: (payload, helpers) => runResumeJob(engine, payload, helpers),

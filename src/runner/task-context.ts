@@ -1,6 +1,7 @@
 // The context a task function receives: identity, typed conf, abort signal, a per-try log kept
 // in Postgres, and variables whose changes are recorded with this run (and refused once the try
 // has been taken over).
+import type { Logger } from "pino";
 import type { TaskContext, TaskVariables } from "./dag.ts";
 import { type Queryable, inTransaction } from "./db.ts";
 import type { Engine } from "./engine.ts";
@@ -11,7 +12,10 @@ import { deleteVariable, getVariable, setVariable } from "./variables.ts";
 
 export function buildTaskContext(engine: Engine, tracked: TrackedTry): TaskContext<unknown> {
   const claim = tracked.claim;
-  const logger = engine.logger.child({ dagId: claim.dagId, runId: claim.runId, taskId: claim.taskId, try: claim.tryNumber });
+  // created on first use: most tasks never write a warning, and a child logger is not free
+  let childLogger: Logger | undefined;
+  const logger = () =>
+    (childLogger ??= engine.logger.child({ dagId: claim.dagId, runId: claim.runId, taskId: claim.taskId, try: claim.tryNumber }));
   return {
     dagId: claim.dagId,
     runId: claim.runId,
@@ -24,15 +28,15 @@ export function buildTaskContext(engine: Engine, tracked: TrackedTry): TaskConte
     log: {
       info: (message) => {
         addLine(tracked, "info", message);
-        logger.debug(message);
+        if (engine.logger.isLevelEnabled("debug")) logger().debug(message);
       },
       warn: (message) => {
         addLine(tracked, "warn", message);
-        logger.warn(message);
+        logger().warn(message);
       },
       error: (message) => {
         addLine(tracked, "error", message);
-        logger.error(message);
+        logger().error(message);
       },
     },
     variables: taskVariables(engine, claim),

@@ -41,28 +41,21 @@ export interface RecordedResult {
   retryInMs: number | null;
 }
 
-// One statement: the task instance moves to running with a fresh token and lease, and the try
-// gets its own row. Zero rows means the job is stale (task skipped, taken over or duplicated).
+// One statement: the task instance moves to running with a fresh token and lease (the try gets
+// its task_tries row when it ends). Zero rows means the job is stale (task skipped, taken over
+// or duplicated).
 const CLAIM = statement(
   "claim_task_try",
-  `with claimed as (
-     update runner.task_instances ti
-        set state = 'running', try_number = $2, attempt_token = gen_random_uuid(),
-            start_date = clock_timestamp(), end_date = null, worker = $3,
-            lease_expires_at = clock_timestamp() + make_interval(secs => $4::double precision),
-            job_id = $5, error = null, next_retry_at = null
-       from runner.dag_runs r
-      where ti.id = $1 and ti.try_number = $2 - 1 and ti.state in ('queued', 'up_for_retry')
-        and r.id = ti.run_pk and r.state = 'running'
-     returning ti.id, ti.task_id, ti.attempt_token, ti.start_date, ti.queued_at, ti.max_tries,
-               r.dag_id, r.run_id, r.conf, r.logical_date
-   ), tried as (
-     insert into runner.task_tries (ti_id, try_number, state, worker, attempt_token, start_date)
-     select id, $2, 'running', $3, attempt_token, start_date from claimed
-   )
-   select task_id, attempt_token, max_tries, dag_id, run_id, conf, logical_date,
-          extract(epoch from start_date - coalesce(queued_at, start_date))::double precision * 1000 as handoff_ms
-     from claimed`,
+  `update runner.task_instances ti
+      set state = 'running', try_number = $2, attempt_token = gen_random_uuid(),
+          start_date = clock_timestamp(), end_date = null, worker = $3,
+          lease_expires_at = clock_timestamp() + make_interval(secs => $4::double precision),
+          job_id = $5, error = null, next_retry_at = null
+     from runner.dag_runs r
+    where ti.id = $1 and ti.try_number = $2 - 1 and ti.state in ('queued', 'up_for_retry')
+      and r.id = ti.run_pk and r.state = 'running'
+   returning ti.task_id, ti.attempt_token, ti.max_tries, r.dag_id, r.run_id, r.conf, r.logical_date,
+             extract(epoch from ti.start_date - coalesce(ti.queued_at, ti.start_date))::double precision * 1000 as handoff_ms`,
 );
 const FINISH = statement("finish_task_try", "select * from runner.finish_task_try($1, $2, $3, $4, $5, $6, $7, $8)");
 const TAKE_OVER = statement("take_over_lost_try", "select * from runner.take_over_lost_try($1, $2, $3, $4)");

@@ -47,6 +47,9 @@ create table runner.task_instances (
   -- dependencies frozen at run creation, so a changed definition never confuses a live run
   upstream         text[] not null,
   downstream       text[] not null,
+  -- the same edges as task instance ids: every hot-path lookup goes by primary key, so plans
+  -- stay index lookups whatever the planner's statistics say about a run's size
+  downstream_ids   bigint[] not null default '{}',
   -- upstream tasks not yet terminal; the task becomes ready when this reaches 0
   pending_upstream integer not null,
   upstream_skipped boolean not null default false,
@@ -69,7 +72,7 @@ create table runner.task_instances (
   unique (run_pk, task_id)
 );
 -- the engine only ever scans the unfinished tasks of a run; finished ones drop out of this index
-create index task_instances_unfinished on runner.task_instances (run_pk, state)
+create index task_instances_unfinished on runner.task_instances (run_pk)
   where state not in ('success', 'failed', 'skipped', 'upstream_failed');
 create index task_instances_leases on runner.task_instances (lease_expires_at) where state = 'running';
 
@@ -117,11 +120,13 @@ create table runner.variable_history (
 );
 create index variable_history_by_key on runner.variable_history (key, id);
 
--- one row per runner process; health() reads the newest beat
+-- one row per runner process; health() reads the newest beat, and the reaper releases the
+-- graphile-worker locks of a process whose beat stopped
 create table runner.heartbeats (
-  worker_id    text primary key,
-  hostname     text not null,
-  pid          integer not null,
-  started_at   timestamptz not null default clock_timestamp(),
-  last_beat_at timestamptz not null default clock_timestamp()
+  worker_id           text primary key,
+  hostname            text not null,
+  pid                 integer not null,
+  started_at          timestamptz not null default clock_timestamp(),
+  last_beat_at        timestamptz not null default clock_timestamp(),
+  graphile_worker_ids text[] not null default '{}'
 );

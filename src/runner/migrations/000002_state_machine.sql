@@ -4,9 +4,14 @@
 -- ends the previous one. Decisions that need the DAG definition (retry delays, branch targets)
 -- are made in TypeScript and passed in.
 --
--- Locks, always taken in this order: the run row (FOR UPDATE) serialises every decision about
--- one run's tasks; the per-DAG advisory xact lock (7301, hashtext(dag_id)) serialises
--- max_active_runs accounting.
+-- Every lookup on the hot path goes by primary key (task instance ids, arrays of them), so the
+-- generic plan is always right; force_generic_plan (set on the functions TypeScript calls, and
+-- inherited by the ones they call) spares re-planning on every call, which otherwise costs more
+-- than the statements themselves.
+--
+-- Locks, always taken in this order: the run's advisory xact lock (its id) serialises every
+-- decision about one run's tasks; the per-DAG advisory xact lock (7301, hashtext(dag_id))
+-- serialises max_active_runs accounting.
 
 -- Enqueue the graphile jobs that start the next try of each task instance.
 create function runner.enqueue_task_jobs(p_ti_ids bigint[], p_run_at timestamptz default null)
@@ -70,30 +75,32 @@ begin
   perform runner.complete_run(p_run_pk, 'success');
 end $$;
 
--- Count the newly terminal tasks against their downstream tasks; start those whose upstream is
--- all done, skip those with a skipped upstream (Airflow's all_success rule), and cascade.
-create function runner.release_downstream(p_run_pk bigint, p_done text[])
+-- Count the newly terminal task instances against their downstream tasks; start those whose
+-- upstream is all done, skip those with a skipped upstream (Airflow's all_success rule), and
+-- cascade the skips.
+create function runner.release_downstream(p_run_pk bigint, p_done bigint[])
 returns void language plpgsql as $$
 declare
-  v_done text[] := p_done;
+  v_done bigint[] := p_done;
   v_touched bigint[];
   v_ready bigint[];
 begin
   while coalesce(cardinality(v_done), 0) > 0 loop
     with finished as (
-      select d.task_id, count(*) as n, bool_or(f.state = 'skipped') as any_skipped
-        from runner.task_instances f, unnest(f.downstream) as d(task_id)
-       where f.run_pk = p_run_pk and f.task_id = any(v_done)
-       group by d.task_id
+      select d.id, count(*) as n, bool_or(f.state = 'skipped') as any_skipped
+        from runner.task_instances f, unnest(f.downstream_ids) as d(id)
+       where f.id = any(v_done)
+       group by d.id
     ), counted as (
       update runner.task_instances ti
          set pending_upstream = ti.pending_upstream - f.n,
              upstream_skipped = ti.upstream_skipped or f.any_skipped
         from finished f
-       where ti.run_pk = p_run_pk and ti.task_id = f.task_id
+       where ti.id = f.id
       returning ti.id
     )
     select array_agg(id) into v_touched from counted;
+    exit when v_touched is null; -- nothing downstream: skip the statement below entirely
 
     with decided as (
       update runner.task_instances ti
@@ -102,9 +109,9 @@ begin
              end_date = case when ti.upstream_skipped then clock_timestamp() end,
              error = case when ti.upstream_skipped then 'skipped: an upstream task was skipped' end
        where ti.id = any(v_touched) and ti.state = 'scheduled' and ti.pending_upstream = 0
-      returning ti.id, ti.task_id, ti.state
+      returning ti.id, ti.state
     )
-    select array_agg(id) filter (where state = 'queued'), array_agg(task_id) filter (where state = 'skipped')
+    select array_agg(id) filter (where state = 'queued'), array_agg(id) filter (where state = 'skipped')
       into v_ready, v_done
       from decided;
     perform runner.enqueue_task_jobs(v_ready);
@@ -115,29 +122,26 @@ end $$;
 -- One failure ends the run at once. Downstream of the failed task: upstream_failed. Tasks on
 -- other branches that have not started: skipped (they never will). Tasks still running or
 -- deferred finish on their own; their results are recorded but start nothing.
-create function runner.fail_run(p_run_pk bigint, p_task_id text)
+create function runner.fail_run(p_run_pk bigint, p_ti_id bigint)
 returns void language plpgsql as $$
+declare
+  v_task_id text;
 begin
-  with recursive downstream(task_id) as (
-    select d.task_id
-      from runner.task_instances f, unnest(f.downstream) as d(task_id)
-     where f.run_pk = p_run_pk and f.task_id = p_task_id
+  select task_id into v_task_id from runner.task_instances where id = p_ti_id;
+  with recursive downstream(id) as (
+    select d.id from runner.task_instances f, unnest(f.downstream_ids) as d(id) where f.id = p_ti_id
     union
-    select d.task_id
-      from downstream x
-      join runner.task_instances f on f.run_pk = p_run_pk and f.task_id = x.task_id,
-           unnest(f.downstream) as d(task_id)
+    select d.id from downstream x join runner.task_instances f on f.id = x.id, unnest(f.downstream_ids) as d(id)
   )
   update runner.task_instances ti
      set state = 'upstream_failed', end_date = clock_timestamp(),
-         error = format('upstream task %s failed', p_task_id)
-   where ti.run_pk = p_run_pk
-     and ti.task_id in (select task_id from downstream)
+         error = format('upstream task %s failed', v_task_id)
+   where ti.id in (select id from downstream)
      and ti.state in ('scheduled', 'queued', 'up_for_retry');
 
   update runner.task_instances
      set state = 'skipped', end_date = clock_timestamp(),
-         error = format('not started: the run failed at task %s', p_task_id)
+         error = format('not started: the run failed at task %s', v_task_id)
    where run_pk = p_run_pk and state in ('scheduled', 'queued', 'up_for_retry');
 
   perform runner.complete_run(p_run_pk, 'failed');
@@ -166,7 +170,7 @@ end $$;
 
 -- Start queued runs in trigger order while the DAG is unpaused and under max_active_runs.
 create function runner.start_queued_runs(p_dag_id text)
-returns void language plpgsql as $$
+returns void language plpgsql set plan_cache_mode = force_generic_plan as $$
 declare
   v_max integer;
   v_paused boolean;
@@ -193,7 +197,7 @@ end $$;
 create function runner.create_run(
   p_dag_id text, p_run_id text, p_run_type text, p_triggered_by text, p_conf jsonb,
   p_logical_date timestamptz, p_note text, p_tasks jsonb, p_parent_ti_id bigint)
-returns bigint language plpgsql as $$
+returns bigint language plpgsql set plan_cache_mode = force_generic_plan as $$
 declare
   v_run_pk bigint;
   v_parent_dag text;
@@ -218,19 +222,23 @@ begin
          array(select jsonb_array_elements_text(t -> 'downstream')),
          jsonb_array_length(t -> 'upstream'), 'scheduled', (t ->> 'max_tries')::integer
     from jsonb_array_elements(p_tasks) as t;
+  update runner.task_instances ti
+     set downstream_ids = array(select d.id from runner.task_instances d
+                                 where d.run_pk = v_run_pk and d.task_id = any(ti.downstream) order by d.id)
+   where ti.run_pk = v_run_pk and cardinality(ti.downstream) > 0;
 
   perform runner.start_queued_runs(p_dag_id);
   return v_run_pk;
 end $$;
 
 -- What follows from a task instance's new state: successors, a retry job, or a failed run.
--- Returns the retry delay in ms when a retry was scheduled. Caller holds the run row lock.
+-- Returns the retry delay in ms when a retry was scheduled. Caller holds the run's lock.
 create function runner.apply_task_outcome(p_ti_id bigint, p_skip text[])
 returns double precision language plpgsql as $$
 declare
   v_ti runner.task_instances;
   v_run_state text;
-  v_skipped text[];
+  v_skipped bigint[];
 begin
   select * into v_ti from runner.task_instances where id = p_ti_id;
   select state into v_run_state from runner.dag_runs where id = v_ti.run_pk;
@@ -238,20 +246,27 @@ begin
     return null; -- a terminal run records late results but starts nothing
   end if;
   if v_ti.state = 'success' then
-    with skipped as (
-      update runner.task_instances
-         set state = 'skipped', end_date = clock_timestamp(),
-             error = format('skipped by branch task %s', v_ti.task_id)
-       where run_pk = v_ti.run_pk and task_id = any(coalesce(p_skip, '{}')) and state = 'scheduled'
-      returning task_id
-    )
-    select array_agg(task_id) into v_skipped from skipped;
-    perform runner.release_downstream(v_ti.run_pk, array[v_ti.task_id] || coalesce(v_skipped, '{}'));
+    if coalesce(cardinality(p_skip), 0) > 0 then
+      with skipped as (
+        update runner.task_instances ti
+           set state = 'skipped', end_date = clock_timestamp(),
+               error = format('skipped by branch task %s', v_ti.task_id)
+          from unnest(p_skip) as s(task_id)
+         where ti.run_pk = v_ti.run_pk and ti.task_id = s.task_id and ti.state = 'scheduled'
+        returning ti.id
+      )
+      select array_agg(id) into v_skipped from skipped;
+    end if;
+    if cardinality(v_ti.downstream_ids) = 0 and v_skipped is null then
+      perform runner.settle_run(v_ti.run_pk); -- a leaf: nothing to release
+    else
+      perform runner.release_downstream(v_ti.run_pk, array[v_ti.id] || coalesce(v_skipped, '{}'));
+    end if;
   elsif v_ti.state = 'up_for_retry' then
     perform runner.enqueue_task_jobs(array[v_ti.id], v_ti.next_retry_at);
     return greatest(0, extract(epoch from v_ti.next_retry_at - clock_timestamp()) * 1000);
   elsif v_ti.state = 'failed' then
-    perform runner.fail_run(v_ti.run_pk, v_ti.task_id);
+    perform runner.fail_run(v_ti.run_pk, v_ti.id);
   end if;
   return null;
 end $$;
