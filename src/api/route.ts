@@ -4,6 +4,7 @@
 import express from "express";
 import type { Request, RequestHandler, Response, Router } from "express";
 import { z } from "zod";
+import { assertStorableJson } from "./bodyChecks.ts";
 import { ApiProblem } from "./problem.ts";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";
@@ -123,7 +124,11 @@ function jsonBody(limitBytes: number): RequestHandler[] {
     }
     next();
   };
-  return [requireJson, parse];
+  const storable: RequestHandler = (req, _res, next) => {
+    assertStorableJson(req.body);
+    next();
+  };
+  return [requireJson, parse, storable];
 }
 
 /** Mounts every spec on the router, then answers other methods on the same paths with 405. */
