@@ -105,3 +105,27 @@ export async function withClient<T>(db: TestDatabase, work: (client: pg.Client) 
     await client.end();
   }
 }
+
+/** A latch tasks can wait on, opened by the test. */
+export class Gate {
+  private release: () => void = () => undefined;
+  readonly opened: Promise<void> = new Promise((resolve) => (this.release = resolve));
+  open(): void {
+    this.release();
+  }
+}
+
+/** Polls a condition (tests only: the engine itself never polls). */
+export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+export async function waitForTaskState(runner: Runner, dagId: string, runId: string, taskId: string, state: string, timeoutMs = 10_000): Promise<void> {
+  await waitUntil(`${dagId}/${runId}/${taskId} to be ${state}`, async () => (await taskStates(runner, dagId, runId))[taskId] === state, timeoutMs);
+}

@@ -1,0 +1,121 @@
+// Retries with exponential backoff (timings within tolerance), non-retryable failures, and the
+// execution timeout: a task's signal aborts at the deadline, and a task that ignores it is still
+// failed then.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { defineDag } from "../../src/runner/dag.ts";
+import { NonRetryableError } from "../../src/runner/errors.ts";
+import type { Runner } from "../../src/runner/runner.ts";
+import { type TestDatabase, createTestDatabase, sleep, startRunner, triggerAndWait, withClient } from "./helpers.ts";
+
+const tryStarts = new Map<string, number[]>();
+const signalSeen = new Map<string, unknown>();
+let ignoringTaskFinished = false;
+
+const dags = [
+  defineDag({ id: "backoff" })
+    .task("always_fails", { retries: 3, retryDelayMs: 200, maxRetryDelayMs: 500 }, (ctx) => {
+      const starts = tryStarts.get(ctx.runId) ?? [];
+      starts.push(performance.now());
+      tryStarts.set(ctx.runId, starts);
+      throw new Error(`try ${ctx.tryNumber} failed`);
+    })
+    .build(),
+  defineDag({ id: "hopeless" })
+    .task("refuses", { retries: 5, retryDelayMs: 50 }, () => {
+      throw new NonRetryableError("no point retrying");
+    })
+    .build(),
+  defineDag({ id: "polite_timeout" })
+    .task("honours_signal", { executionTimeoutMs: 300 }, async (ctx) => {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, 5_000);
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          signalSeen.set(ctx.runId, ctx.signal.reason);
+          reject(ctx.signal.reason as Error);
+        });
+      });
+    })
+    .build(),
+  defineDag({ id: "rude_timeout" })
+    .task("ignores_signal", { executionTimeoutMs: 300 }, async () => {
+      await sleep(1_500); // never looks at its signal
+      ignoringTaskFinished = true;
+    })
+    .build(),
+];
+
+async function tryRows(db: TestDatabase, runId: string) {
+  return withClient(db, async (c) => {
+    const { rows } = await c.query<{ try_number: number; state: string; ms: number; error: string }>(
+      `select tt.try_number, tt.state, extract(epoch from tt.end_date - tt.start_date)::float8 * 1000 as ms, tt.error
+         from runner.task_tries tt join runner.task_instances ti on ti.id = tt.ti_id
+         join runner.dag_runs r on r.id = ti.run_pk where r.run_id = $1 order by tt.try_number`,
+      [runId],
+    );
+    return rows;
+  });
+}
+
+describe("retries and timeouts", () => {
+  let db: TestDatabase;
+  let runner: Runner;
+  before(async () => {
+    db = await createTestDatabase();
+    runner = await startRunner(db, dags, { concurrency: 4 });
+  });
+  after(async () => {
+    await runner.stop();
+    await db.drop();
+  });
+
+  it("retries with doubling delays up to the cap, then fails the run", async () => {
+    const run = await triggerAndWait(runner, "backoff");
+    assert.equal(run.state, "failed");
+    const starts = tryStarts.get(run.runId) ?? [];
+    assert.equal(starts.length, 4, "1 try + 3 retries");
+    const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? 0));
+    // 200, 400, then 800 capped at 500; the gap also holds the engine's own handoff
+    const expected = [200, 400, 500];
+    gaps.forEach((gap, i) => {
+      const want = expected[i] ?? 0;
+      assert.ok(gap >= want - 5 && gap <= want + 150, `retry ${i + 1} came after ${gap.toFixed(0)} ms, expected ~${want}`);
+    });
+    const tries = await tryRows(db, run.runId);
+    assert.deepEqual(tries.map((t) => [t.try_number, t.state]), [[1, "failed"], [2, "failed"], [3, "failed"], [4, "failed"]]);
+    assert.equal(tries[3]?.error, "try 4 failed");
+    const [ti] = await runner.listTaskInstances("backoff", run.runId);
+    assert.deepEqual([ti?.state, ti?.tryNumber, ti?.maxTries], ["failed", 4, 4]);
+  });
+
+  it("a NonRetryableError fails at once, leaving its retries unused", async () => {
+    const run = await triggerAndWait(runner, "hopeless");
+    assert.equal(run.state, "failed");
+    const [ti] = await runner.listTaskInstances("hopeless", run.runId);
+    assert.deepEqual([ti?.state, ti?.tryNumber, ti?.error], ["failed", 1, "NonRetryableError: no point retrying"]);
+  });
+
+  it("the execution timeout aborts the task's signal at the deadline and fails the try", async () => {
+    const run = await triggerAndWait(runner, "polite_timeout");
+    assert.equal(run.state, "failed");
+    const reason = signalSeen.get(run.runId);
+    assert.ok(reason instanceof Error && reason.name === "TaskTimeoutError", `signal reason: ${String(reason)}`);
+    const [attempt] = await tryRows(db, run.runId);
+    assert.equal(attempt?.state, "failed");
+    assert.match(attempt?.error ?? "", /execution timeout of 300 ms exceeded/);
+    assert.ok((attempt?.ms ?? 0) >= 290 && (attempt?.ms ?? 0) < 800, `try lasted ${attempt?.ms} ms`);
+  });
+
+  it("a task that ignores its signal is still failed at the deadline", async () => {
+    const t0 = performance.now();
+    const run = await triggerAndWait(runner, "rude_timeout");
+    const elapsed = performance.now() - t0;
+    assert.equal(run.state, "failed");
+    assert.equal(ignoringTaskFinished, false, "the run ended before the task's own code did");
+    assert.ok(elapsed < 1_200, `the run took ${elapsed.toFixed(0)} ms; the deadline was 300 ms`);
+    const [attempt] = await tryRows(db, run.runId);
+    assert.ok((attempt?.ms ?? 0) >= 290 && (attempt?.ms ?? 0) < 800, `try lasted ${attempt?.ms} ms`);
+    assert.match(attempt?.error ?? "", /TaskTimeoutError/);
+  });
+});

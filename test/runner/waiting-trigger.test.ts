@@ -1,0 +1,87 @@
+// The waiting trigger holds no worker slot while it waits: with ONE slot, a chain of DAGs that
+// each wait for the next (A waits B waits C waits D) completes. A failed child fails its parent
+// with an error naming the child's run.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { z } from "zod";
+import { defineDag } from "../../src/runner/dag.ts";
+import type { Runner } from "../../src/runner/runner.ts";
+import { type TestDatabase, createTestDatabase, startRunner, taskStates, triggerAndWait } from "./helpers.ts";
+
+const seen: { dagId: string; conf: unknown; at: number }[] = [];
+const depth = z.object({ depth: z.number().int() });
+
+const dags = [
+  defineDag({ id: "chain_a", params: depth })
+    .task("before", (ctx) => void seen.push({ dagId: ctx.dagId, conf: ctx.conf, at: Date.now() }))
+    .waitingTrigger("wait_b", { upstream: ["before"], triggerDagId: "chain_b", conf: (ctx) => ({ depth: ctx.conf.depth + 1 }) })
+    .task("after", { upstream: ["wait_b"] }, () => undefined)
+    .build(),
+  defineDag({ id: "chain_b", params: depth })
+    .waitingTrigger("wait_c", { triggerDagId: "chain_c", conf: (ctx) => ({ depth: ctx.conf.depth + 1 }) })
+    .build(),
+  defineDag({ id: "chain_c", params: depth })
+    .waitingTrigger("wait_d", { triggerDagId: "chain_d", conf: (ctx) => ({ depth: ctx.conf.depth + 1 }) })
+    .build(),
+  defineDag({ id: "chain_d", params: depth })
+    .task("leaf", (ctx) => void seen.push({ dagId: ctx.dagId, conf: ctx.conf, at: Date.now() }))
+    .build(),
+  defineDag({ id: "doomed_child" })
+    .task("fail", () => {
+      throw new Error("child broke");
+    })
+    .build(),
+  defineDag({ id: "hopeful_parent" }).waitingTrigger("wait", { triggerDagId: "doomed_child" }).build(),
+  defineDag({ id: "picky_child", params: z.object({ n: z.number() }) }).task("x", () => undefined).build(),
+  defineDag({ id: "careless_parent" }).waitingTrigger("wait", { triggerDagId: "picky_child", conf: () => ({ n: "one" }) }).build(),
+];
+
+describe("waiting trigger", () => {
+  let db: TestDatabase;
+  let runner: Runner;
+  before(async () => {
+    db = await createTestDatabase();
+    runner = await startRunner(db, dags, { concurrency: 1 });
+  });
+  after(async () => {
+    await runner.stop();
+    await db.drop();
+  });
+
+  it("with one worker slot, A waits B waits C waits D completes", async () => {
+    const run = await triggerAndWait(runner, "chain_a", { depth: 0 }, 20_000);
+    assert.equal(run.state, "success");
+    assert.deepEqual(await taskStates(runner, "chain_a", run.runId), { before: "success", wait_b: "success", after: "success" });
+    // conf passed through each level, and each child names its parent
+    assert.deepEqual(seen.map((s) => [s.dagId, s.conf]), [["chain_a", { depth: 0 }], ["chain_d", { depth: 3 }]]);
+    let parent = { dagId: "chain_a", runId: run.runId, taskId: "wait_b" };
+    for (const [dagId, taskId] of [["chain_b", "wait_c"], ["chain_c", "wait_d"], ["chain_d", null]] as const) {
+      const ti = (await runner.listTaskInstances(parent.dagId, parent.runId)).find((t) => t.taskId === parent.taskId);
+      assert.equal(ti?.childDagId, dagId);
+      const child = await runner.getRun(dagId, ti?.childRunId ?? "");
+      assert.equal(child.state, "success");
+      assert.deepEqual([child.parentDagId, child.parentRunId, child.parentTaskId], [parent.dagId, parent.runId, parent.taskId]);
+      if (taskId) parent = { dagId, runId: child.runId, taskId };
+    }
+  });
+
+  it("a failed child fails the waiting trigger, naming the child's run", async () => {
+    const run = await triggerAndWait(runner, "hopeful_parent");
+    assert.equal(run.state, "failed");
+    const [ti] = await runner.listTaskInstances("hopeful_parent", run.runId);
+    assert.equal(ti?.state, "failed");
+    assert.ok(ti?.childRunId);
+    assert.equal(ti?.error, `child run ${ti?.childRunId} of DAG doomed_child ended failed`);
+    const log = await runner.getTaskLog("hopeful_parent", run.runId, "wait", 1);
+    assert.ok(log.lines.some((l) => l.message.includes(ti?.childRunId ?? "?")));
+  });
+
+  it("a child conf that fails the child's params fails the trigger without creating a run", async () => {
+    const run = await triggerAndWait(runner, "careless_parent");
+    assert.equal(run.state, "failed");
+    const [ti] = await runner.listTaskInstances("careless_parent", run.runId);
+    assert.match(ti?.error ?? "", /conf for DAG 'picky_child' is invalid at 'n'/);
+    assert.equal(ti?.childRunId, null);
+    assert.equal((await runner.listRuns("picky_child", { limit: 10, offset: 0 })).totalEntries, 0);
+  });
+});
