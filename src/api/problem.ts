@@ -11,6 +11,7 @@ import {
   TryNotFoundError,
   VariableNotFoundError,
   coerceError,
+  pgErrorCode,
 } from "../runner/errors.ts";
 
 export interface ProblemBody {
@@ -117,6 +118,16 @@ function describeClientError(http: ClientHttpError, limitBytes: number): Problem
   }
 }
 
+// Connection-level failures: the database is down or restarting, not a bug in the request.
+const UNAVAILABLE_NET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH"]);
+
+function isDatabaseUnavailable(err: unknown): boolean {
+  const code = pgErrorCode(err);
+  if (code === undefined) return false;
+  // SQLSTATE class 08 (connection exception), 57P01..57P03 (admin shutdown, crash, cannot connect now)
+  return UNAVAILABLE_NET_CODES.has(code) || code.startsWith("08") || /^57P0[1-3]$/.test(code);
+}
+
 export function errorHandler(logger: Logger, bodyLimitBytes: number): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
     if (res.headersSent) {
@@ -139,6 +150,11 @@ export function errorHandler(logger: Logger, bodyLimitBytes: number): ErrorReque
       return;
     }
     const error = coerceError(err);
+    if (isDatabaseUnavailable(err)) {
+      logger.warn({ err: error, requestId }, "runner database unavailable");
+      sendProblem(res, problemOf(503, "the runner's Postgres database is unavailable; check /api/v2/monitor/health and the stand", { request_id: requestId }));
+      return;
+    }
     logger.error({ err: error, requestId, method: req.method, url: req.originalUrl }, "unexpected error in API handler");
     sendProblem(
       res,
