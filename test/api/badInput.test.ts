@@ -75,6 +75,7 @@ const cases: BadCase[] = [
   { name: "is_paused not a boolean", method: "PATCH", path: "/api/v2/dags/api_ok", headers: auth, body: { is_paused: "yes" }, status: 422, field: "is_paused", detail: /is_paused/ },
   { name: "variable without a value", method: "POST", path: "/api/v2/variables", headers: auth, body: { key: "k1" }, status: 422, field: "value", detail: /value/ },
   { name: "variable key in body differs from path", method: "PATCH", path: "/api/v2/variables/k2", headers: auth, body: { key: "other", value: "1" }, status: 400, field: "key", detail: /does not match/ },
+  { name: "variable PATCH that changes nothing", method: "PATCH", path: "/api/v2/variables/k2", headers: auth, body: {}, status: 422, field: "body", detail: /nothing to change/ },
   { name: "wrong method on a collection", method: "PUT", path: "/api/v2/dags", headers: auth, body: {}, status: 405, detail: /not allowed/ },
   { name: "DELETE on a DAG", method: "DELETE", path: "/api/v2/dags/api_ok", headers: auth, status: 405, detail: /not allowed/ },
   { name: "unknown route", method: "GET", path: "/api/v2/nothing/here", status: 404, detail: /no route/ },

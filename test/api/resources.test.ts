@@ -156,6 +156,10 @@ void describe("DAGs, variables, health, metrics and OpenAPI", () => {
     const mounted = mountedRoutes(api.app);
     assert.ok(mounted.length >= 18, `found only ${mounted.length} mounted routes`);
     assert.deepEqual(documented, mounted);
+    const refs = [...res.text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] ?? "");
+    assert.ok(refs.length > 0);
+    const schemas = (JSON.parse(res.text) as { components: { schemas: Record<string, unknown> } }).components.schemas;
+    for (const ref of new Set(refs)) assert.ok(schemas[ref], `$ref to a missing component: ${ref}`);
     for (const [path, ops] of Object.entries(res.body.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const mutating = method !== "get";

@@ -122,6 +122,11 @@ export function variableRoutes({ runner }: ApiContext): RouteSpec[] {
         }
         const mask = updateMask(query.update_mask);
         const wants = (field: "value" | "description") => body[field] !== undefined && (!mask || mask.has(field));
+        if (!wants("value") && !wants("description")) {
+          throw new ApiProblem(422, "nothing to change: give value and/or description (and name them in update_mask, if any)", {
+            field: "body",
+          });
+        }
         const current = await runner.getVariable(key);
         const variable = await runner.setVariable(key, wants("value") ? storedText(body.value) : current.value, {
           changedBy: `api:${callerOf(req)}`,
