@@ -32,3 +32,6 @@ lint: ## eslint with type-aware rules
 
 typecheck: ## tsc --noEmit
 	npx tsc -p tsconfig.json --noEmit
+
+config-test: ## docker-compose.yml and its ClickHouse configs, checked without any service
+	bash scripts/run-tests.sh test/config/compose.test.ts
