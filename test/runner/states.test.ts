@@ -204,8 +204,8 @@ describe("run and task states", () => {
       );
       const row = rows[0];
       assert.ok(row);
-      const completed = await c.query("select runner.complete_run($1, 'failed') as changed", [row.id]);
-      assert.equal(completed.rows[0].changed, false);
+      const completed = await c.query<{ changed: boolean }>("select runner.complete_run($1, 'failed') as changed", [row.id]);
+      assert.equal(completed.rows[0]?.changed, false);
       await c.query("select runner.fail_run($1, $2)", [row.id, row.ti]);
       // a result presented again with the last try's own token is refused too
       const pool = createPool(db.url, 1);

@@ -24,7 +24,7 @@ function spawnDoomedWorker(db: TestDatabase): Promise<{ child: ChildProcess; run
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("the worker process did not start its task in 30 s")), 30_000);
     child.once("exit", (code) => reject(new Error(`the worker process exited early (${code})`)));
-    createInterface({ input: child.stdout! }).on("line", (line) => {
+    createInterface({ input: child.stdout }).on("line", (line) => {
       const started = /^STARTED (.+)$/.exec(line);
       if (started?.[1]) {
         clearTimeout(timer);
@@ -94,13 +94,13 @@ describe("crash takeover", () => {
     t.diagnostic(`try 2 started ${takeoverMs} ms after the kill (lease ${LEASE_SECONDS} s)`);
 
     await withClient(db, async (c) => {
-      const lost = await c.query("select state, error from runner.task_tries where ti_id = $1 and try_number = 1", [first.id]);
+      const lost = await c.query<{ state: string; error: string }>("select state, error from runner.task_tries where ti_id = $1 and try_number = 1", [first.id]);
       assert.equal(lost.rows[0]?.state, "lost");
       assert.match(String(lost.rows[0]?.error), /doomed-worker-\d+ stopped renewing its lease/);
       // graphile's lock on the dead job is gone: the job itself was removed with the takeover
       const job = await c.query("select id, locked_by from graphile_worker._private_jobs where id = $1", [first.job_id]);
       assert.deepEqual(job.rows, []);
-      const stale = await c.query("select count(*)::int as n from graphile_worker._private_jobs where locked_at is not null");
+      const stale = await c.query<{ n: number }>("select count(*)::int as n from graphile_worker._private_jobs where locked_at is not null");
       assert.equal(stale.rows[0]?.n, 0);
     });
 
