@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the local stand needs and is missing, and says what it did; seconds when all is there.
 #  - npm packages (npm ci) when node_modules is missing or older than package-lock.json
-#  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven
+#  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven, Chromium (web view tests)
 #  - the Kafka jars (kafka_2.13 + runtime dependencies) for the version in stand.yaml, via Maven,
 #    into <state_dir>/kafka/libs (git-ignored)
 set -euo pipefail
@@ -21,7 +21,7 @@ fi
 
 # --- Debian packages -------------------------------------------------------------------------
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-wanted=(postgresql clickhouse-server clickhouse-client zookeeper)
+wanted=(postgresql clickhouse-server clickhouse-client zookeeper chromium)
 command -v java >/dev/null || wanted+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || wanted+=(maven)
 missing=()
