@@ -80,17 +80,13 @@ function graphileLogger(logger: Logger): GraphileLogger {
   });
 }
 
-export function createRunner(options: RunnerOptions): Runner {
-  checkOptions(options);
-  const logger = options.logger ?? pino({ name: "runner", level: processEnv.logLevel });
-  const registry = options.dags instanceof DagRegistry ? options.dags : new DagRegistry(options.dags);
+function buildEngine(options: RunnerOptions, logger: Logger, registry: DagRegistry): { engine: Engine; clearWakeTimers: () => void } {
   const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   // graphile holds one connection for LISTEN and one per busy worker; our handlers need one each
   const pool = createPool(options.pgUrl, options.concurrency * 2 + 4);
   pool.on("error", (err) => logger.error({ err }, "idle Postgres connection failed"));
   // a connection that dies while checked out must not crash the process; its query fails instead
   pool.on("connect", (client) => client.on("error", (err) => logger.warn({ err }, "Postgres connection failed")));
-  const metrics = createMetrics(pool);
   const wakeTimers = new Set<NodeJS.Timeout>();
   const engine: Engine = {
     pool,
@@ -98,7 +94,7 @@ export function createRunner(options: RunnerOptions): Runner {
     workerId,
     leaseSeconds: options.leaseSeconds,
     logger,
-    metrics,
+    metrics: createMetrics(pool),
     inflight: new InflightTries(),
     graphileWorkerIds: new Set(),
     wakeWorkersIn(ms) {
@@ -110,17 +106,37 @@ export function createRunner(options: RunnerOptions): Runner {
       wakeTimers.add(timer);
     },
   };
+  const clearWakeTimers = () => {
+    for (const timer of wakeTimers) clearTimeout(timer);
+    wakeTimers.clear();
+  };
+  return { engine, clearWakeTimers };
+}
+
+function buildLoops(engine: Engine, options: RunnerOptions): { heartbeat: PeriodicLoop; others: PeriodicLoop[] } {
+  const { logger, leaseSeconds } = engine;
+  return {
+    heartbeat: new PeriodicLoop("heartbeat", heartbeatIntervalMs(leaseSeconds), () => beat(engine), logger),
+    others: [
+      new PeriodicLoop("reaper", reaperIntervalMs(leaseSeconds), () => reapExpiredLeases(engine).then(() => undefined), logger),
+      new PeriodicLoop(
+        "scheduler",
+        options.schedulerIntervalMs ?? 1000,
+        () => createScheduledRuns(engine.pool, engine.registry).then(() => undefined),
+        logger,
+      ),
+    ],
+  };
+}
+
+export function createRunner(options: RunnerOptions): Runner {
+  checkOptions(options);
+  const logger = options.logger ?? pino({ name: "runner", level: processEnv.logLevel });
+  const registry = options.dags instanceof DagRegistry ? options.dags : new DagRegistry(options.dags);
+  const { engine, clearWakeTimers } = buildEngine(options, logger, registry);
+  const { pool, workerId } = engine;
   const waiters = new RunWaiters(options.pgUrl, logger);
-  const loops = [
-    new PeriodicLoop("heartbeat", heartbeatIntervalMs(options.leaseSeconds), () => beat(engine), logger),
-    new PeriodicLoop("reaper", reaperIntervalMs(options.leaseSeconds), () => reapExpiredLeases(engine).then(() => undefined), logger),
-    new PeriodicLoop(
-      "scheduler",
-      options.schedulerIntervalMs ?? 1000,
-      () => createScheduledRuns(pool, registry).then(() => undefined),
-      logger,
-    ),
-  ];
+  const { heartbeat, others } = buildLoops(engine, options);
   let graphile: GraphileRunner | undefined;
   let state: "new" | "started" | "stopped" = "new";
 
@@ -131,39 +147,36 @@ export function createRunner(options: RunnerOptions): Runner {
     await migrate(pool);
     await syncDags(pool, registry);
     graphile = await startGraphile(engine, options, graphileLogger(logger));
-    for (const loop of loops) loop.start();
+    for (const loop of [heartbeat, ...others]) loop.start();
     await waiters.connect();
     logger.info({ workerId, dags: registry.size }, "runner started");
   }
 
   async function stop(): Promise<void> {
-    if (state !== "started") {
-      state = "stopped";
-      await pool.end();
-      return;
-    }
+    const wasStarted = state === "started";
     state = "stopped";
-    const [heartbeat, ...others] = loops;
-    await Promise.all(others.map((loop) => loop.stop()));
-    // running tries may finish within the grace period; then their signals abort, and a try that
-    // ends that way is handed back (lost, so retried if it has tries left)
-    const abortTimer = setTimeout(() => engine.inflight.abortAll(new RunnerShutdownError()), options.shutdownGraceMs ?? 5000);
-    try {
-      await graphile?.stop();
-    } finally {
-      clearTimeout(abortTimer);
+    if (wasStarted) {
+      await Promise.all(others.map((loop) => loop.stop()));
+      // running tries may finish within the grace period; then their signals abort, and a try
+      // that ends that way is handed back (lost, so retried if it has tries left)
+      const abortTimer = setTimeout(() => engine.inflight.abortAll(new RunnerShutdownError()), options.shutdownGraceMs ?? 5000);
+      try {
+        await graphile?.stop();
+      } finally {
+        clearTimeout(abortTimer);
+      }
+      engine.graphileWorkerIds.clear();
+      await heartbeat.stop();
+      await heartbeat.runNow(); // last log lines of the tries that just ended; drops our lock ids
+      clearWakeTimers();
     }
-    engine.graphileWorkerIds.clear();
-    await heartbeat?.stop();
-    await heartbeat?.runNow(); // last log lines of the tries that just ended; drops our lock ids
-    for (const timer of wakeTimers) clearTimeout(timer);
     await waiters.close();
     await pool.end();
-    logger.info({ workerId }, "runner stopped");
+    if (wasStarted) logger.info({ workerId }, "runner stopped");
   }
 
   const service = createRunnerService({ pool, registry, waiters, workerId, leaseSeconds: options.leaseSeconds });
-  return { ...service, workerId, registry, metrics: metrics.registry, start, stop };
+  return { ...service, workerId, registry, metrics: engine.metrics.registry, start, stop };
 }
 
 async function startGraphile(engine: Engine, options: RunnerOptions, logger: GraphileLogger): Promise<GraphileRunner> {
