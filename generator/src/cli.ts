@@ -21,7 +21,8 @@ function withOutput(command: Command, topicEnv: string, topic: string): Command 
     .addOption(options.seed())
     .addOption(options.batchSize())
     .addOption(options.batchBytes())
-    .addOption(options.inFlight());
+    .addOption(options.inFlight())
+    .addOption(options.producer());
 }
 
 export function buildProgram(): Command {

@@ -20,9 +20,24 @@ export const DEFAULT_IN_FLIGHT = 4;
 export const DEFAULT_SPEED = 60;
 export const DEFAULT_LAG_LOG_SECONDS = 60;
 
+/**
+ * Which Kafka client sends: "wire" writes record batches itself (the fast default, see
+ * kafka-wire.ts); "kafkajs" is the plain kafkajs producer, slower but a full client.
+ */
+export const PRODUCER_KINDS = ["wire", "kafkajs"] as const;
+export type ProducerKind = (typeof PRODUCER_KINDS)[number];
+
 /** Where messages go: exactly one of a Kafka bootstrap list or a file. */
 export type Output =
-  | { readonly kind: "kafka"; readonly brokers: readonly string[]; readonly topic: string; readonly batchSize: number; readonly batchBytes: number; readonly inFlight: number }
+  | {
+      readonly kind: "kafka";
+      readonly brokers: readonly string[];
+      readonly topic: string;
+      readonly producer: ProducerKind;
+      readonly batchSize: number;
+      readonly batchBytes: number;
+      readonly inFlight: number;
+    }
   | { readonly kind: "file"; readonly path: string; readonly topic: string; readonly batchSize: number; readonly batchBytes: number };
 
 /** Raw values as commander hands them over (flags or environment). */
@@ -39,6 +54,7 @@ export interface RawOptions {
   batchSize: number;
   batchBytes: number;
   inFlight: number;
+  producer: ProducerKind;
 }
 
 export interface PlayConfig {
@@ -92,6 +108,7 @@ export const options = {
   topic: (env: string, fallback: string) => flag("--topic <name>", "Kafka topic", env).default(fallback),
   batchSize: () => flag("--batch-size <n>", "messages per Kafka send", "GENERATOR_BATCH_SIZE").argParser(integerParser("--batch-size", 1, 100_000)).default(DEFAULT_BATCH_SIZE),
   batchBytes: () => flag("--batch-bytes <n>", "characters of message values per Kafka send", "GENERATOR_BATCH_BYTES").argParser(integerParser("--batch-bytes", 1_000, 100_000_000)).default(DEFAULT_BATCH_BYTES),
+  producer: () => flag("--producer <kind>", "Kafka client: wire (fast) or kafkajs", "GENERATOR_PRODUCER").choices(PRODUCER_KINDS).default("wire"),
   inFlight: () => flag("--in-flight <n>", "Kafka sends in flight at once", "GENERATOR_IN_FLIGHT").argParser(integerParser("--in-flight", 1, 64)).default(DEFAULT_IN_FLIGHT),
 };
 
@@ -108,7 +125,7 @@ export function resolveOutput(raw: RawOptions): Output {
   const bad = brokers.find((b) => !BROKER.test(b));
   if (bad !== undefined || brokers.length === 0) throw new GeneratorConfigError(`--brokers: "${bad ?? raw.brokers}" is not host:port`);
   if (!/^[A-Za-z0-9._-]{1,249}$/.test(raw.topic)) throw new GeneratorConfigError(`--topic: "${raw.topic}" is not a valid topic name`);
-  return { kind: "kafka", brokers, topic: raw.topic, batchSize: raw.batchSize, batchBytes: raw.batchBytes, inFlight: raw.inFlight };
+  return { kind: "kafka", brokers, topic: raw.topic, producer: raw.producer, batchSize: raw.batchSize, batchBytes: raw.batchBytes, inFlight: raw.inFlight };
 }
 
 function requireDay(raw: RawOptions): number {

@@ -3,7 +3,9 @@
 // render them. Lines come out sorted by time, the order a live run plays them in.
 import { DayClock, SECONDS_PER_DAY } from "./calendar.ts";
 import { buildCatalog, type Product } from "./catalog.ts";
-import { EVENT_TYPES, ECOMMERCE_NONE, GOALS_CART, GOALS_NONE, GOALS_PURCHASE, cartEcommerce, purchaseEcommerce, renderHit } from "./hit-format.ts";
+import {
+  EVENT_TYPES, ECOMMERCE_NONE, GOALS_CART, GOALS_NONE, GOALS_PURCHASE, cartEcommerce, hitHead, hitTail, purchaseEcommerce,
+} from "./hit-format.ts";
 import { DayQuality, INVALID_KINDS, UNKNOWN_EVENT_TYPES, badTimestamp, type InvalidKind } from "./invalid.ts";
 import { drawOrderFate, type OrderClass } from "./order-fate.ts";
 import { ShopPages } from "./pages.ts";
@@ -120,18 +122,32 @@ function emptyCounts(): DayCounts {
 
 const TYPE_JSON = EVENT_TYPES.map((t) => `"${t}"`);
 
-/** Renders the hit at `position`; a pageview may get a defect (never a confirmation page). */
-function renderEvent(world: World, plan: DayPlan, quality: DayQuality, event: PlannedEvent, position: number, counts: DayCounts): string {
+/** Tails of plain pageviews, one per A/B arm: most hits end in one of these few byte strings. */
+const PAGEVIEW_TAILS = new Map<string, Buffer>();
+
+function pageviewTail(params: string): Buffer {
+  let tail = PAGEVIEW_TAILS.get(params);
+  if (!tail) {
+    tail = Buffer.from(hitTail(GOALS_NONE, params, ECOMMERCE_NONE), "utf8");
+    PAGEVIEW_TAILS.set(params, tail);
+  }
+  return tail;
+}
+
+/** Upper bound of one hit's bytes; the biggest (a four-line purchase) stays under 4 KB. */
+export const MAX_HIT_BYTES = 16 * 1024;
+
+/**
+ * Writes the hit at `position` into `buf` at `offset` (at least MAX_HIT_BYTES must be free) and
+ * returns the offset after it. A pageview may get a defect (never a confirmation page).
+ */
+function writeEvent(world: World, plan: DayPlan, quality: DayQuality, event: PlannedEvent, position: number, counts: DayCounts, buf: Buffer, offset: number): number {
   const session = event.session;
   const cookie = session.cookie;
   const page = event.page ?? world.pages.success(event.purchase?.orderId ?? "");
   const validTime = plan.clock.utcTime(event.second);
   const eligible = event.kind === EventKind.PAGEVIEW && event.purchase === undefined;
   const defect = eligible ? quality.defectAt(position) : undefined;
-  let ecommerce = ECOMMERCE_NONE;
-  let goals = GOALS_NONE;
-  if (event.kind === EventKind.ADD_TO_CART && event.line) [ecommerce, goals] = [cartEcommerce(event.line), GOALS_CART];
-  if (event.kind === EventKind.PURCHASE && event.purchase) [ecommerce, goals] = [purchaseEcommerce(event.purchase), GOALS_PURCHASE];
   counts.events += 1;
   if (defect) counts.invalid[defect.kind] += 1;
   else {
@@ -139,7 +155,7 @@ function renderEvent(world: World, plan: DayPlan, quality: DayQuality, event: Pl
     counts.byType[EVENT_TYPES[event.kind]] += 1;
   }
   const missing = defect?.kind === "missing_id";
-  return renderHit({
+  let o = offset + buf.write(hitHead({
     watchId: missing && defect.variant !== 1 ? 0 : world.seed.watchId(plan.day, position),
     visitId: session.visitId,
     clientId: missing && defect.variant === 1 ? 0 : cookie.clientId,
@@ -150,11 +166,22 @@ function renderEvent(world: World, plan: DayPlan, quality: DayQuality, event: Pl
     url: page.url,
     referer: event.referer,
     title: page.title,
-    visitFields: session.visitFields,
-    goals,
-    params: cookie.abVariant ? `["${cookie.abVariant}"]` : "[]",
-    ecommerce,
-  });
+  }), offset, "utf8");
+  // The visit's fields are one string for all its hits: V8 flattens it on the first write, and
+  // every later write of it is a plain copy.
+  o += buf.write(session.visitFields, o, "utf8");
+  const params = cookie.abVariant ? `["${cookie.abVariant}"]` : "[]";
+  if (event.kind === EventKind.PAGEVIEW) {
+    const tail = pageviewTail(params);
+    buf.set(tail, o);
+    return o + tail.length;
+  }
+  const tail = event.kind === EventKind.ADD_TO_CART && event.line
+    ? hitTail(GOALS_CART, params, cartEcommerce(event.line))
+    : hitTail(GOALS_PURCHASE, params, event.purchase ? purchaseEcommerce(event.purchase) : ECOMMERCE_NONE);
+  const end = o + buf.write(tail, o, "utf8");
+  if (end - offset >= MAX_HIT_BYTES) throw new Error(`hit ${position} of day ${plan.day} is larger than ${MAX_HIT_BYTES} bytes`);
+  return end;
 }
 
 /**
@@ -169,6 +196,7 @@ export class DayRenderer {
   readonly counts: DayCounts = emptyCounts();
   private readonly events: PlannedEvent[];
   private readonly quality: DayQuality;
+  private readonly scratch = Buffer.allocUnsafe(MAX_HIT_BYTES);
 
   constructor(
     private readonly world: World,
@@ -181,8 +209,15 @@ export class DayRenderer {
     this.quality = new DayQuality(world.seed, day);
   }
 
+  /** Writes the hit at `position` as UTF-8 JSON; MAX_HIT_BYTES must be free at `offset`. Returns the end offset. */
+  write(position: number, buf: Buffer, offset: number): number {
+    return writeEvent(this.world, this.plan, this.quality, this.event(position), position, this.counts, buf, offset);
+  }
+
+  /** The hit at `position` as a string (the same bytes as `write`, decoded). */
   line(position: number): string {
-    return renderEvent(this.world, this.plan, this.quality, this.event(position), position, this.counts);
+    const end = this.write(position, this.scratch, 0);
+    return this.scratch.toString("utf8", 0, end);
   }
 
   /** Kafka key: the visitor's ClientID (even when the hit itself lost it), so a client stays in one partition. */

@@ -17,8 +17,8 @@ export const HIT_FIELDS = [
 export const EVENT_TYPES = ["pageview", "add_to_cart", "purchase"] as const;
 export const CURRENCY = "RUB";
 
-/** The varying parts of one hit; everything fixed for the visit is in `visitFields`. */
-export interface HitParts {
+/** The per-hit fields 1-12; everything fixed for the visit is written from the visit's bytes. */
+export interface HitHead {
   readonly watchId: number;
   readonly visitId: number;
   readonly clientId: number;
@@ -31,17 +31,22 @@ export interface HitParts {
   readonly url: string;
   readonly referer: string;
   readonly title: string;
-  readonly visitFields: string;
-  readonly goals: string;
-  readonly params: string;
-  readonly ecommerce: string;
 }
 
-export function renderHit(h: HitParts): string {
+/*
+ * A hit is written as three pieces: the head (fields 1-12), the visit's fields 13-34 (one string
+ * shared by every hit of the visit, with its joining commas) and the tail (35-47). Writing them
+ * one by one instead of flattening one long concatenated string halves the cost of a hit.
+ */
+
+export function hitHead(h: HitHead): string {
   return `{"WatchID":${h.watchId},"VisitID":${h.visitId},"ClientID":${h.clientId},"CounterID":${COUNTER_ID},` +
     `"EventDate":"${h.date}","UTCEventTime":${h.time},"ClientTimeZone":${h.tzMinutes},"EventType":${h.eventType},` +
-    `"Sign":1,"URL":${h.url},"Referer":${h.referer},"Title":${h.title},${h.visitFields},` +
-    `"GoalsReached":${h.goals},"ParsedParamsKey1":${h.params},${h.ecommerce}}`;
+    `"Sign":1,"URL":${h.url},"Referer":${h.referer},"Title":${h.title}`;
+}
+
+export function hitTail(goals: string, params: string, ecommerce: string): string {
+  return `"GoalsReached":${goals},"ParsedParamsKey1":${params},${ecommerce}}`;
 }
 
 export const GOALS_NONE = "[]";

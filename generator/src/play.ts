@@ -5,10 +5,16 @@ import type { LiveConfig, Output, PlayConfig } from "./config.ts";
 import { DayRenderer, World, type DayCounts } from "./day.ts";
 import { formatCount, type Logger } from "./log.ts";
 import { PlanCache, buildSnapshot } from "./orders.ts";
-import { FileSink, KafkaSink, type Message, type MessageSink } from "./sink.ts";
+import type { Message } from "./frames.ts";
+import { FileSink, KafkaSink, type MessageSink } from "./sink.ts";
+import { generateChunks } from "./day-chunks.ts";
+import { WireSink } from "./wire-sink.ts";
 
 export async function openSink(output: Output, logger: Logger): Promise<MessageSink> {
   if (output.kind === "file") return new FileSink(output.path);
+  if (output.producer === "wire") {
+    return WireSink.connect({ brokers: output.brokers, topic: output.topic, inFlight: output.inFlight, batchBytes: output.batchBytes, logger });
+  }
   return KafkaSink.connect({ brokers: output.brokers, topic: output.topic, inFlight: output.inFlight, logger });
 }
 
@@ -17,10 +23,12 @@ class Progress {
   private readonly startedMs = Date.now();
   private lastLogMs = this.startedMs;
   sent = 0;
+  /** A batch plans day by day; until its last day is planned the total is an estimate ("~"). */
+  estimated = false;
 
   constructor(
     private readonly label: string,
-    private readonly total: number,
+    public total: number,
     private readonly logger: Logger,
     private readonly everyMs = 2_000,
   ) {}
@@ -37,7 +45,7 @@ class Progress {
   log(suffix = ""): void {
     const seconds = Math.max(0.001, (Date.now() - this.startedMs) / 1000);
     const percent = this.total > 0 ? ((100 * this.sent) / this.total).toFixed(1) : "100.0";
-    this.logger.info(`${this.label}: ${formatCount(this.sent)}/${formatCount(this.total)} sent (${percent}%), ` +
+    this.logger.info(`${this.label}: ${formatCount(this.sent)}/${this.estimated ? "~" : ""}${formatCount(this.total)} sent (${percent}%), ` +
       `${formatCount(this.sent / seconds)} msg/s${suffix}`);
   }
 
@@ -64,53 +72,40 @@ function describeCounts(c: DayCounts): string {
   return `${formatCount(c.valid)} valid, invalid: ${invalid}`;
 }
 
-/** Plays days as fast as the sink accepts them; batches stay in flight across day boundaries. */
+/**
+ * Plays days as fast as the sink accepts them: hits are rendered straight into frame chunks (bytes)
+ * and sent chunk by chunk; batches stay in flight across day boundaries.
+ */
 export async function runBatch(config: PlayConfig, logger: Logger): Promise<PlayReport> {
-  const world = new World(config.seed);
-  const renderers: (DayRenderer | undefined)[] = [];
-  for (let d = config.day; d < config.day + config.days; d++) renderers.push(new DayRenderer(world, d));
-  const planned = renderers.reduce((sum, r) => sum + (r?.total ?? 0), 0);
-  const progress = new Progress(`batch days ${config.day}…${config.day + config.days - 1}`, Math.min(planned, config.limit), logger);
+  const label = `batch days ${config.day}…${config.day + config.days - 1}`;
   const sink = await openSink(config.output, logger);
-  logger.info(`batch: seed ${config.seed}, ${formatCount(planned)} hits planned → ${sink.description}`);
+  logger.info(`batch: seed ${config.seed}, days ${config.day}…${config.day + config.days - 1} → ${sink.description}`);
   const reports: DayReport[] = [];
+  const progress = new Progress(label, 0, logger);
+  let plannedSoFar = 0;
   try {
-    for (let i = 0; i < renderers.length && progress.sent < config.limit; i++) {
-      const renderer = renderers[i] as DayRenderer;
-      renderers[i] = undefined; // let a sent day's plan go
-      const sent = await sendDay(renderer, sink, config.output, config.limit - progress.sent, progress);
-      reports.push({ day: renderer.day, date: renderer.date, sent, counts: renderer.counts });
-      logger.info(`day ${renderer.day} (${renderer.date}): ${formatCount(sent)} hits queued; ${describeCounts(renderer.counts)}`);
+    const source = generateChunks({ seed: config.seed, day: config.day, days: config.days, limit: config.limit, chunkBytes: config.output.batchBytes });
+    for (const event of source) {
+      if (event.type === "planned") {
+        // Days still unplanned are counted at the size of the days planned so far.
+        plannedSoFar += event.total;
+        const daysPlanned = event.day - config.day + 1;
+        progress.estimated = daysPlanned < config.days && plannedSoFar < config.limit;
+        progress.total = Math.min(config.limit, progress.estimated ? Math.round((plannedSoFar / daysPlanned) * config.days) : plannedSoFar);
+      } else if (event.type === "chunk") {
+        await sink.sendFrames(event.chunk);
+        progress.add(event.chunk.count);
+      } else {
+        reports.push({ day: event.day, date: event.date, sent: event.sent, counts: event.counts });
+        logger.info(`day ${event.day} (${event.date}): ${formatCount(event.sent)} hits queued; ${describeCounts(event.counts)}`);
+      }
     }
     await sink.flush();
   } finally {
     await sink.close();
   }
-  progress.log(", done");
-  return { sent: progress.sent, seconds: progress.seconds, days: reports };
-}
-
-/**
- * Sends one day in batches of at most `batchSize` messages and `batchBytes` characters. The byte cap
- * matters: kafkajs puts a send's messages for one partition into one record batch, and the broker
- * refuses a record batch above message.max.bytes (1 MiB by default).
- */
-async function sendDay(renderer: DayRenderer, sink: MessageSink, output: Output, budget: number, progress: Progress): Promise<number> {
-  const total = Math.min(renderer.total, budget);
-  let batch: Message[] = [];
-  let bytes = 0;
-  for (let position = 0; position < total; position++) {
-    const value = renderer.line(position);
-    batch.push({ key: renderer.key(position), value });
-    bytes += value.length;
-    if (batch.length >= output.batchSize || bytes >= output.batchBytes || position === total - 1) {
-      await sink.send(batch);
-      progress.add(batch.length);
-      batch = [];
-      bytes = 0;
-    }
-  }
-  return total;
+  progress?.log(", done");
+  return { sent: progress?.sent ?? 0, seconds: progress?.seconds ?? 0, days: reports };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

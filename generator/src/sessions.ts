@@ -53,7 +53,7 @@ export interface PlannedEvent {
 export interface PlannedSession {
   readonly cookie: Cookie;
   readonly source: TrafficSource;
-  /** Hit fields 13-34 (UTM … RegionCityID) as JSON text; the same on every hit of the visit. */
+  /** Hit fields 13-34 (UTM … RegionCityID) as JSON text between a leading and a trailing comma. */
   readonly visitFields: string;
   visitId: number;
   readonly events: PlannedEvent[];
@@ -122,14 +122,14 @@ function visitFieldsJson(cookie: Cookie, source: TrafficSource, traffic: Rng): s
   const term = paid ? traffic.pick(AD_TERMS) : "";
   const yclid = source.yclid ? 1_000_000_000 + traffic.below(2_000_000_000) : 0;
   const r = cookie.region;
-  return `"UTMSource":"${source.utmSource}","UTMMedium":"${source.utmMedium}","UTMCampaign":"${campaign}",` +
+  return `,"UTMSource":"${source.utmSource}","UTMMedium":"${source.utmMedium}","UTMCampaign":"${campaign}",` +
     `"UTMContent":"${content}","UTMTerm":"${term}","LastTrafficSource":"${source.lastTrafficSource}",` +
     `"HasGCLID":${source.gclid ? 1 : 0},"YCLID":${yclid},"Browser":"${cookie.browser}",` +
     `"BrowserMajorVersion":${cookie.browserMajor},"BrowserLanguage":"${cookie.language}",` +
     `"OperatingSystem":"${cookie.os}","OperatingSystemRoot":"${cookie.osRoot}","DeviceCategory":${cookie.deviceCategory},` +
     `"MobilePhoneModel":"${cookie.phoneModel}","ScreenWidth":${cookie.screenWidth},"ScreenHeight":${cookie.screenHeight},` +
     `"IPAddress":"${cookie.ip}","RegionCountry":"${r.country}","RegionCity":"${r.city}",` +
-    `"RegionCountryID":${r.countryId},"RegionCityID":${r.cityId}`;
+    `"RegionCountryID":${r.countryId},"RegionCityID":${r.cityId},`;
 }
 
 function landingPage(ctx: PlanContext, source: TrafficSource, commerce: Rng): Page {

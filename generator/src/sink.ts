@@ -3,16 +3,16 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { Kafka, Partitioners, logLevel, type Producer, type LogEntry } from "kafkajs";
+import { chunkMessages, forEachFrame, type FrameChunk, type Message } from "./frames.ts";
 import type { Logger } from "./log.ts";
 
-export interface Message {
-  readonly key: string;
-  readonly value: string;
-}
+export type { Message } from "./frames.ts";
 
 export interface MessageSink {
   /** Accepts a batch; resolves once the sink can take the next one (not necessarily delivered). */
   send(batch: Message[]): Promise<void>;
+  /** The same for messages already encoded by the generation worker. */
+  sendFrames(chunk: FrameChunk): Promise<void>;
   /** Resolves when everything accepted so far is delivered (acked or written). */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -69,7 +69,15 @@ export class KafkaSink implements MessageSink {
     return sink;
   }
 
-  async send(batch: Message[]): Promise<void> {
+  send(batch: Message[]): Promise<void> {
+    return this.produce(batch);
+  }
+
+  sendFrames(chunk: FrameChunk): Promise<void> {
+    return this.produce(chunkMessages(chunk));
+  }
+
+  private async produce(batch: { key: string; value: string | Buffer }[]): Promise<void> {
     this.throwIfFailed();
     while (this.pending.size >= this.options.inFlight) await Promise.race(this.pending);
     this.throwIfFailed();
@@ -118,6 +126,16 @@ export class FileSink implements MessageSink {
     let text = "";
     for (const message of batch) text += `${message.value}\n`;
     if (!this.stream.write(text)) await once(this.stream, "drain");
+  }
+
+  async sendFrames(chunk: FrameChunk): Promise<void> {
+    const out = Buffer.allocUnsafe(chunk.length);
+    let o = 0;
+    forEachFrame(chunk, (_key, value) => {
+      o += value.copy(out, o);
+      out[o++] = 0x0a;
+    });
+    if (!this.stream.write(out.subarray(0, o))) await once(this.stream, "drain");
   }
 
   async flush(): Promise<void> {

@@ -1,0 +1,94 @@
+// Generator throughput on this machine: hits generated per second (plan + render, no output), and
+// hits produced into Kafka per second for the 8 starting days, with each producer. Run with
+//   node --import tsx bench/generator-bench.ts [--reps N]
+// against the local broker of stand.yaml (make stand-up). A scratch topic with 2 partitions is
+// created and deleted. Each figure is the best of N runs after one warm-up, plus the cold first run.
+import { randomBytes } from "node:crypto";
+import { Kafka, logLevel } from "kafkajs";
+import { loadStandConfig } from "../src/config/stand.ts";
+import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/day.ts";
+import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT, type ProducerKind } from "../generator/src/config.ts";
+import { silentLogger } from "../generator/src/log.ts";
+import { runBatch } from "../generator/src/play.ts";
+import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../generator/src/world.ts";
+
+const repsArg = process.argv.indexOf("--reps");
+const REPS = repsArg > 0 ? Number(process.argv[repsArg + 1]) : 3;
+
+interface Row {
+  readonly what: string;
+  readonly events: number;
+  readonly coldPerSecond: number;
+  readonly bestPerSecond: number;
+}
+
+/** Runs `once` 1 + REPS times; returns the first (cold) and the best of the rest. */
+async function measure(what: string, once: () => Promise<number> | number): Promise<Row> {
+  const rates: number[] = [];
+  let events = 0;
+  for (let rep = 0; rep <= REPS; rep++) {
+    const started = performance.now();
+    events = await once();
+    rates.push(events / ((performance.now() - started) / 1000));
+  }
+  return { what, events, coldPerSecond: rates[0] ?? 0, bestPerSecond: Math.max(...rates.slice(1)) };
+}
+
+/** Plans and renders the starting days into bytes, as the batch worker does, and sends nothing. */
+function generateOnly(): number {
+  // A fresh World each run: no cohort memo carried over, as in a real batch process.
+  const world = new World(DEFAULT_SEED);
+  const buf = Buffer.allocUnsafe(MAX_HIT_BYTES);
+  let events = 0;
+  for (let day = 0; day < WORLD_STARTING_DAYS; day++) {
+    const renderer = new DayRenderer(world, day);
+    for (let p = 0; p < renderer.total; p++) {
+      renderer.key(p);
+      if (renderer.write(p, buf, 0) > 0) events += 1;
+    }
+  }
+  return events;
+}
+
+async function produce(brokers: string[], topic: string, producer: ProducerKind): Promise<number> {
+  const report = await runBatch({
+    seed: DEFAULT_SEED, day: 0, days: WORLD_STARTING_DAYS, limit: Number.POSITIVE_INFINITY,
+    output: { kind: "kafka", brokers, topic, producer, batchSize: DEFAULT_BATCH_SIZE, batchBytes: DEFAULT_BATCH_BYTES, inFlight: DEFAULT_IN_FLIGHT },
+  }, silentLogger);
+  return report.sent;
+}
+
+async function withScratchTopic<T>(brokers: string[], body: (topic: string) => Promise<T>): Promise<T> {
+  const kafka = new Kafka({ clientId: "generator-bench", brokers, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const topic = `bench-generator-${randomBytes(4).toString("hex")}`;
+  try {
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true });
+    return await body(topic);
+  } finally {
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
+
+function printTable(rows: readonly Row[]): void {
+  const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
+  const header = ["what", "hits", "cold hits/s", `best of ${REPS} hits/s`];
+  const body = rows.map((r) => [r.what, fmt(r.events), fmt(r.coldPerSecond), fmt(r.bestPerSecond)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? "").length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ");
+  console.log(line(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const b of body) console.log(line(b));
+}
+
+const config = loadStandConfig();
+const brokers = [`${config.bind_host}:${config.kafka.port}`];
+const rows: Row[] = [await measure("generate only (plan + render, 8 days)", generateOnly)];
+await withScratchTopic(brokers, async (topic) => {
+  rows.push(await measure("batch 8 days → Kafka, wire producer", () => produce(brokers, topic, "wire")));
+  rows.push(await measure("batch 8 days → Kafka, kafkajs producer", () => produce(brokers, topic, "kafkajs")));
+});
+console.log(`node ${process.version}, Kafka ${brokers[0]}, 2 partitions, batch ${DEFAULT_BATCH_BYTES} B / ${DEFAULT_IN_FLIGHT} in flight`);
+printTable(rows);
