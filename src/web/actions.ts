@@ -1,0 +1,57 @@
+// Page actions: trigger a run and pause/unpause a DAG, called by the page script with JSON. They
+// call RunnerService directly (the same calls the REST API makes), behind the same-origin guard
+// in security.ts; conf is validated again here by the engine against the DAG's params.
+import express from "express";
+import type { Request, Response, Router } from "express";
+import { z } from "zod";
+import { assertStorableJson } from "../api/bodyChecks.ts";
+import { ApiProblem } from "../api/problem.ts";
+import { dagIdSchema } from "../api/schemas.ts";
+import type { RunnerService } from "../runner/service.ts";
+import { webPaths } from "./html.ts";
+import { requireSameOriginPage } from "./security.ts";
+
+export const ACTION_BODY_LIMIT_BYTES = 256 * 1024;
+export const WEB_TRIGGERED_BY = "web";
+
+const triggerBody = z
+  .object({ conf: z.record(z.string(), z.json(), { error: "conf must be a JSON object" }) })
+  .strict();
+const pauseBody = z.object({ is_paused: z.boolean({ error: "is_paused must be true or false" }) }).strict();
+
+function parseBody<T>(schema: z.ZodType<T>, req: Request): T {
+  assertStorableJson(req.body);
+  const result = schema.safeParse(req.body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "body";
+  throw new ApiProblem(422, `${field}: ${issue?.message ?? "invalid body"}`, { field });
+}
+
+function dagIdOf(req: Request): string {
+  const result = dagIdSchema.safeParse(req.params.dagId);
+  if (!result.success) throw new ApiProblem(400, `dag_id: ${result.error.issues[0]?.message ?? "invalid"}`, { field: "dag_id" });
+  return result.data;
+}
+
+async function triggerFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {
+  const dagId = dagIdOf(req);
+  const body = parseBody(triggerBody, req);
+  const run = await runner.triggerRun(dagId, { conf: body.conf, runType: "manual", triggeredBy: WEB_TRIGGERED_BY });
+  res.json({ dag_id: run.dagId, dag_run_id: run.runId, state: run.state, href: webPaths.run(run.dagId, run.runId) });
+}
+
+async function pauseFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {
+  const dagId = dagIdOf(req);
+  const body = parseBody(pauseBody, req);
+  const dag = await runner.setPaused(dagId, body.is_paused);
+  res.json({ dag_id: dag.dagId, is_paused: dag.isPaused });
+}
+
+export function pageActionsRouter(runner: RunnerService): Router {
+  const router = express.Router();
+  const guard = [requireSameOriginPage(), express.json({ limit: ACTION_BODY_LIMIT_BYTES, strict: true })];
+  router.post("/ui/actions/dags/:dagId/trigger", ...guard, (req, res) => triggerFromPage(runner, req, res));
+  router.post("/ui/actions/dags/:dagId/pause", ...guard, (req, res) => pauseFromPage(runner, req, res));
+  return router;
+}

@@ -1,0 +1,379 @@
+// The web view's page script (no build step; served as-is from /ui/static/web.js). It keeps a page
+// fresh while runs are active by polling the page's JSON twin (body[data-refresh]) and updating
+// the DOM, and it drives the pause switches and trigger forms. Data only ever reaches the DOM as
+// text (textContent, setAttribute): never innerHTML.
+const REFRESH_MS = 1500;
+const RETRY_MS = 5000;
+
+/** Builds an element; string children become text nodes. */
+function el(tag, attrs = {}, ...children) {
+  const isSvg = tag === "svg" || tag === "rect";
+  const node = isSvg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value !== null && value !== undefined && value !== false) node.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+function formatTime(iso) {
+  return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}Z` : "–";
+}
+
+function stateBadge(state) {
+  return el("span", { class: `badge state-${state}`, "data-state": state }, state.replaceAll("_", " "));
+}
+
+function setStatus(text) {
+  const status = document.getElementById("live-status");
+  if (status) status.textContent = text;
+}
+
+function byData(attribute, value, root = document) {
+  return [...root.querySelectorAll(`[${attribute}]`)].find((node) => node.getAttribute(attribute) === value) ?? null;
+}
+
+// ---- refresh -----------------------------------------------------------------------------------
+
+const refresh = { timer: null, running: false };
+
+function scheduleRefresh(delayMs) {
+  clearTimeout(refresh.timer);
+  refresh.timer = setTimeout(refreshOnce, delayMs);
+}
+
+async function refreshOnce() {
+  const url = document.body.dataset.refresh;
+  if (!url) return;
+  try {
+    const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+    const view = await response.json();
+    RENDERERS[document.body.dataset.page]?.(view);
+    document.body.dataset.active = view.active ? "true" : "false";
+    if (view.active) {
+      setStatus(`live: refreshing every ${REFRESH_MS / 1000} s`);
+      scheduleRefresh(REFRESH_MS);
+    } else {
+      setStatus(`up to date at ${formatTime(new Date().toISOString())} (nothing running)`);
+    }
+  } catch (err) {
+    setStatus(`refresh failed (${err.message}); retrying`);
+    scheduleRefresh(RETRY_MS);
+  }
+}
+
+/** Called on load when the page is active, and after this page triggered or unpaused something. */
+function startRefresh() {
+  setStatus(`live: refreshing every ${REFRESH_MS / 1000} s`);
+  scheduleRefresh(REFRESH_MS);
+}
+
+// ---- renderers (mirror the server's HTML in src/web/pages) -------------------------------------
+
+function renderSquares(runs) {
+  return runs.map((run) => el("a", { class: `sq state-${run.state}`, href: run.href, title: run.title, "data-run": run.runId }));
+}
+
+function syncPauseSwitch(root, isPaused) {
+  const input = root?.querySelector(".pause-switch");
+  if (!input || input.disabled) return; // a change of ours is on its way
+  input.checked = !isPaused;
+  const label = root.querySelector(".switch-label");
+  if (label) label.textContent = isPaused ? "paused" : "active";
+}
+
+function renderDagList(view) {
+  for (const dag of view.dags) {
+    const row = byData("data-dag-row", dag.dagId);
+    if (!row) continue;
+    byData("data-squares-for", dag.dagId, row)?.replaceChildren(...renderSquares(dag.recentRuns));
+    const count = row.querySelector(".run-count");
+    if (count) count.textContent = dag.totalRuns === 1 ? "1 run" : `${dag.totalRuns} runs`;
+    syncPauseSwitch(row, dag.isPaused);
+  }
+}
+
+function renderGridTable(view) {
+  if (view.runs.length === 0) return el("p", { class: "muted grid-empty" }, "No runs yet.");
+  const header = el(
+    "tr",
+    {},
+    el("th", {}, "task \\ run"),
+    view.runs.map((run) =>
+      el("th", { class: "run-col" }, renderSquares([run]), el("span", { class: "run-label" }, run.label)),
+    ),
+  );
+  const rows = view.taskIds.map((taskId, row) =>
+    el(
+      "tr",
+      { "data-task": taskId },
+      el("th", { class: "task-name" }, taskId),
+      view.runs.map((run) => {
+        const cell = run.cells[row];
+        if (!cell || cell.state === null) return el("td", {}, el("span", { class: "cell state-none", title: cell?.title ?? "" }));
+        return el("td", {}, el("a", { class: `cell state-${cell.state}`, href: cell.href, title: cell.title, "data-state": cell.state }));
+      }),
+    ),
+  );
+  return el("table", { class: "grid", id: "grid" }, el("thead", {}, header), el("tbody", {}, rows));
+}
+
+function renderDagGrid(view) {
+  document.getElementById("grid-container")?.replaceChildren(renderGridTable(view));
+  syncPauseSwitch(byData("data-dag-row", view.dag.dagId), view.dag.isPaused);
+}
+
+function renderBar(task) {
+  const svg = el("svg", { class: "bar", viewBox: "0 0 100 10", preserveAspectRatio: "none", "aria-hidden": task.bar ? null : "true" });
+  if (task.bar) {
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", `${task.taskId}: ${task.duration}`);
+    svg.append(el("rect", { class: `state-${task.state}`, x: task.bar.x, y: 1, width: task.bar.width, height: 8 }));
+  }
+  return svg;
+}
+
+function renderTaskRow(task) {
+  return el(
+    "tr",
+    { "data-task": task.taskId, class: task.selected ? "selected" : "" },
+    el("th", {}, el("a", { href: task.href }, task.taskId)),
+    el("td", {}, stateBadge(task.state)),
+    el("td", { class: "num" }, `${task.tryNumber}/${task.maxTries}`),
+    el("td", { class: "num" }, task.duration),
+    el("td", { class: "bar-cell" }, renderBar(task)),
+    el(
+      "td",
+      {},
+      task.child ? el("a", { class: "child-run-link", href: task.child.href }, `child run ${task.child.dagId} / ${task.child.runId}`) : null,
+      task.error ? el("div", { class: "error-text" }, task.error) : null,
+    ),
+  );
+}
+
+function renderLogSection(log) {
+  if (!log) return [el("h2", {}, "Log"), el("p", { class: "muted" }, "No task has started yet.")];
+  const tries = log.tries.map((t) =>
+    t.selected ? el("strong", { "aria-current": "true" }, `try ${t.tryNumber}`) : el("a", { href: t.href }, `try ${t.tryNumber}`),
+  );
+  const lines = log.lines.length
+    ? log.lines.map((line) =>
+        el(
+          "span",
+          { class: `log-line level-${line.level}` },
+          el("span", { class: "log-at" }, formatTime(line.at)),
+          " ",
+          el("span", { class: "log-level" }, line.level.toUpperCase()),
+          ` ${line.message}\n`,
+        ),
+      )
+    : [el("span", { class: "muted" }, "(no log lines for this try yet)")];
+  const last = Math.min(log.page.offset + log.page.limit, log.page.total);
+  return [
+    el("h2", {}, "Log of ", el("span", { id: "log-task" }, log.taskId), `, try ${log.tryNumber}`),
+    el("nav", { class: "tries", "aria-label": "tries" }, tries),
+    el("pre", { id: "log-lines", class: "log" }, lines),
+    el("p", { class: "pager" }, log.page.total ? `lines ${log.page.offset + 1}–${last} of ${log.page.total}` : "no lines"),
+  ];
+}
+
+function renderRun(view) {
+  document.getElementById("run-state")?.replaceChildren(stateBadge(view.run.state));
+  const facts = document.getElementById("run-facts");
+  const setFact = (name, text) => {
+    const node = facts?.querySelector(`[data-fact="${name}"]`);
+    if (node) node.textContent = text;
+  };
+  setFact("start", formatTime(view.run.startDate));
+  setFact("end", formatTime(view.run.endDate));
+  setFact("duration", view.run.duration);
+  document.querySelector("#tasks tbody")?.replaceChildren(...view.tasks.map(renderTaskRow));
+  document.getElementById("time-axis")?.replaceChildren(...view.axis.ticks.map((tick) => el("span", {}, tick.label)));
+  const log = document.getElementById("log");
+  if (log) {
+    log.replaceChildren(...renderLogSection(view.log));
+    if (view.log) {
+      log.dataset.task = view.log.taskId;
+      log.dataset.try = String(view.log.tryNumber);
+    }
+  }
+}
+
+const RENDERERS = { "dag-list": renderDagList, "dag-grid": renderDagGrid, run: renderRun };
+
+// ---- conf validation against the DAG's params JSON Schema (a subset; the server checks all) ---
+
+function jsonType(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value;
+}
+
+function typeMatches(expected, value) {
+  const actual = jsonType(value);
+  return expected === actual || (expected === "number" && actual === "integer");
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+function checkScalar(schema, value, path) {
+  if (typeof value === "number") {
+    if (typeof schema.minimum === "number" && value < schema.minimum) return `${path}: must be at least ${schema.minimum}`;
+    if (typeof schema.maximum === "number" && value > schema.maximum) return `${path}: must be at most ${schema.maximum}`;
+    if (typeof schema.exclusiveMinimum === "number" && value <= schema.exclusiveMinimum) return `${path}: must be more than ${schema.exclusiveMinimum}`;
+    if (typeof schema.exclusiveMaximum === "number" && value >= schema.exclusiveMaximum) return `${path}: must be less than ${schema.exclusiveMaximum}`;
+  }
+  if (typeof value === "string") {
+    if (typeof schema.minLength === "number" && [...value].length < schema.minLength) return `${path}: must have at least ${schema.minLength} characters`;
+    if (typeof schema.maxLength === "number" && [...value].length > schema.maxLength) return `${path}: must have at most ${schema.maxLength} characters`;
+    if (typeof schema.pattern === "string") {
+      try {
+        if (!new RegExp(schema.pattern, "u").test(value)) return `${path}: must match ${schema.pattern}`;
+      } catch {
+        // a pattern this browser cannot compile: the server decides
+      }
+    }
+  }
+  return null;
+}
+
+function checkContainer(schema, value, path) {
+  if (Array.isArray(value)) {
+    if (typeof schema.minItems === "number" && value.length < schema.minItems) return `${path}: must have at least ${schema.minItems} items`;
+    if (typeof schema.maxItems === "number" && value.length > schema.maxItems) return `${path}: must have at most ${schema.maxItems} items`;
+    for (let i = 0; i < value.length && schema.items && typeof schema.items === "object"; i++) {
+      const problem = validateAgainstSchema(schema.items, value[i], `${path}.${i}`);
+      if (problem) return problem;
+    }
+  } else if (jsonType(value) === "object") {
+    for (const name of Array.isArray(schema.required) ? schema.required : []) {
+      if (!(name in value)) return `${path}.${name}: is required`;
+    }
+    const properties = schema.properties && typeof schema.properties === "object" ? schema.properties : {};
+    for (const [name, inner] of Object.entries(value)) {
+      const spec = Object.hasOwn(properties, name) ? properties[name] : schema.additionalProperties;
+      if (spec === false) return `${path}.${name}: is not a param of this DAG`;
+      const problem = spec && typeof spec === "object" ? validateAgainstSchema(spec, inner, `${path}.${name}`) : null;
+      if (problem) return problem;
+    }
+  }
+  return null;
+}
+
+/** The first problem found, as "conf.field: message", or null. */
+function validateAgainstSchema(schema, value, path) {
+  if (schema === false) return `${path}: is not allowed`;
+  if (!schema || typeof schema !== "object") return null;
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(alternatives)) {
+    const problems = alternatives.map((alt) => validateAgainstSchema(alt, value, path));
+    if (!problems.includes(null)) return problems[0] ?? `${path}: matches none of the allowed shapes`;
+  }
+  for (const part of Array.isArray(schema.allOf) ? schema.allOf : []) {
+    const problem = validateAgainstSchema(part, value, path);
+    if (problem) return problem;
+  }
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (!types.some((t) => typeMatches(t, value))) return `${path}: expected ${types.join(" or ")}, got ${jsonType(value)}`;
+  }
+  if ("const" in schema && !same(schema.const, value)) return `${path}: must be ${JSON.stringify(schema.const)}`;
+  if (Array.isArray(schema.enum) && !schema.enum.some((option) => same(option, value))) {
+    return `${path}: must be one of ${schema.enum.map((option) => JSON.stringify(option)).join(", ")}`;
+  }
+  return checkScalar(schema, value, path) ?? checkContainer(schema, value, path);
+}
+
+/** Parses the editor's text; returns { conf } or { problem }. */
+function readConf(text, schema) {
+  let conf;
+  try {
+    conf = JSON.parse(text.trim() === "" ? "{}" : text);
+  } catch (err) {
+    return { problem: `conf: not valid JSON (${err.message})` };
+  }
+  if (jsonType(conf) !== "object") return { problem: `conf: must be a JSON object, got ${jsonType(conf)}` };
+  const problem = validateAgainstSchema(schema, conf, "conf");
+  return problem ? { problem } : { conf };
+}
+
+// ---- actions -----------------------------------------------------------------------------------
+
+async function postAction(url, body) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    credentials: "same-origin",
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) throw Object.assign(new Error(answer.detail ?? `${response.status} ${response.statusText}`), { field: answer.field });
+  return answer;
+}
+
+function showFieldError(textarea, errorNode, text) {
+  errorNode.textContent = text;
+  if (text) textarea.setAttribute("aria-invalid", "true");
+  else textarea.removeAttribute("aria-invalid");
+}
+
+function wireTriggerForm(form) {
+  const textarea = form.querySelector("textarea");
+  const errorNode = form.querySelector(".conf-error");
+  const result = form.querySelector(".trigger-result");
+  let schema = {};
+  try {
+    schema = JSON.parse(form.dataset.paramsSchema || "{}");
+  } catch {
+    schema = {};
+  }
+  textarea.addEventListener("input", () => showFieldError(textarea, errorNode, readConf(textarea.value, schema).problem ?? ""));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    result.replaceChildren();
+    const { conf, problem } = readConf(textarea.value, schema);
+    showFieldError(textarea, errorNode, problem ?? "");
+    if (problem) return;
+    const button = form.querySelector("button");
+    button.disabled = true;
+    try {
+      const run = await postAction(form.dataset.action, { conf });
+      result.replaceChildren("triggered ", el("a", { href: run.href, class: "new-run-link" }, run.dag_run_id));
+      startRefresh();
+    } catch (err) {
+      showFieldError(textarea, errorNode, err.message);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+function wirePauseSwitch(input) {
+  input.addEventListener("change", async () => {
+    const wantPaused = !input.checked;
+    const errorNode = input.closest("td, div")?.querySelector(".pause-error");
+    const label = input.parentElement?.querySelector(".switch-label");
+    input.disabled = true;
+    try {
+      const dag = await postAction(input.dataset.action, { is_paused: wantPaused });
+      input.checked = !dag.is_paused;
+      if (label) label.textContent = dag.is_paused ? "paused" : "active";
+      if (errorNode) errorNode.textContent = "";
+      if (!dag.is_paused) startRefresh(); // queued runs may start now
+    } catch (err) {
+      input.checked = wantPaused; // back to what the server still has
+      if (errorNode) errorNode.textContent = err.message;
+    } finally {
+      input.disabled = false;
+    }
+  });
+}
+
+document.querySelectorAll("form.trigger-form").forEach(wireTriggerForm);
+document.querySelectorAll("input.pause-switch").forEach(wirePauseSwitch);
+if (document.body.dataset.active === "true") startRefresh();
