@@ -18,6 +18,7 @@ import { dagRoutes } from "./routes/dags.ts";
 import { monitorRoutes } from "./routes/monitor.ts";
 import { taskInstanceRoutes } from "./routes/taskInstances.ts";
 import { variableRoutes } from "./routes/variables.ts";
+import { createWebRouter } from "../web/router.ts";
 
 export const API_VERSION = "2.0.0-stand";
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -68,6 +69,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
   const router = express.Router();
   mountRoutes(router, specs, { requireToken: requireBearerToken(options.token), bodyLimitBytes });
   app.use(router);
+  app.use(createWebRouter({ runner: options.runner, logger: options.logger }));
 
   app.use((req, _res, next) => {
     next(new ApiProblem(404, `no route ${req.method} ${req.path}; the routes are listed at /api/v2/openapi.json`));
