@@ -5,13 +5,24 @@
 import os from "node:os";
 import { run, statement } from "./db.ts";
 import { type Engine, LeaseLostError } from "./engine.ts";
-import { appendLogLines, findExpiredLeases, renewLeases, takeOverLostTry } from "./task-tries.ts";
+import { appendLogLines, findExpiredLeases, renewLeases, resumeDeferredTask, takeOverLostTry } from "./task-tries.ts";
 
 const BEAT = statement(
   "process_heartbeat",
   `insert into runner.heartbeats (worker_id, hostname, pid, graphile_worker_ids) values ($1, $2, $3, $4)
    on conflict (worker_id) do update
       set last_beat_at = clock_timestamp(), graphile_worker_ids = excluded.graphile_worker_ids`,
+);
+// deferred waiting triggers whose child ended a lease ago without the resume job resuming them
+const UNRESUMED = statement(
+  "unresumed_deferred",
+  `select ti.id, ti.child_run_pk, ti.task_id, ti.try_number, r.dag_id
+     from runner.task_instances ti
+     join runner.dag_runs c on c.id = ti.child_run_pk
+     join runner.dag_runs r on r.id = ti.run_pk
+    where ti.state = 'deferred' and c.state in ('success', 'failed')
+      and c.end_date < clock_timestamp() - make_interval(secs => $1::double precision)
+    limit 100`,
 );
 const RELEASE_DEAD = statement("release_dead_workers_jobs", "select runner.release_dead_workers_jobs($1, $2) as released");
 
@@ -42,10 +53,32 @@ export async function releaseDeadWorkersJobs(engine: Engine): Promise<number> {
   return released;
 }
 
-/** One reaper pass: jobs of dead processes released, lapsed tries taken over. Returns how many
- * tries it took over. */
+/** Resumes waiting triggers whose child ended but whose resume job never ran (lost with a
+ * crashed process, or failed out of its attempts), so no run is ever held waiting. */
+export async function resumeForgottenTriggers(engine: Engine): Promise<number> {
+  const rows = await run<{ id: number; child_run_pk: number; task_id: string; try_number: number; dag_id: string }>(
+    engine.pool,
+    UNRESUMED,
+    [engine.leaseSeconds],
+  );
+  let resumed = 0;
+  for (const row of rows) {
+    const dag = engine.registry.has(row.dag_id) ? engine.registry.get(row.dag_id) : undefined;
+    const delay = dag ? dag.retryDelayMs(row.task_id, row.try_number) : 0;
+    const result = await resumeDeferredTask(engine.pool, row.id, row.child_run_pk, delay);
+    if (!result.accepted) continue;
+    resumed += 1;
+    engine.logger.warn({ dagId: row.dag_id, taskId: row.task_id }, "resumed a waiting trigger whose resume job was lost");
+    if (result.retryInMs !== null) engine.wakeWorkersIn(result.retryInMs);
+  }
+  return resumed;
+}
+
+/** One reaper pass: jobs of dead processes released, forgotten waiting triggers resumed, lapsed
+ * tries taken over. Returns how many tries it took over. */
 export async function reapExpiredLeases(engine: Engine): Promise<number> {
   await releaseDeadWorkersJobs(engine);
+  await resumeForgottenTriggers(engine);
   const expired = await findExpiredLeases(engine.pool, 100);
   let taken = 0;
   for (const lost of expired) {

@@ -6,9 +6,19 @@ import { after, before, describe, it } from "node:test";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/dag.ts";
 import type { Runner } from "../../src/runner/runner.ts";
-import { type TestDatabase, createTestDatabase, startRunner, taskStates, triggerAndWait } from "./helpers.ts";
+import {
+  Gate,
+  type TestDatabase,
+  createTestDatabase,
+  startRunner,
+  taskStates,
+  triggerAndWait,
+  waitForTaskState,
+  withClient,
+} from "./helpers.ts";
 
 const seen: { dagId: string; conf: unknown; at: number }[] = [];
+const slowChild = new Gate();
 const depth = z.object({ depth: z.number().int() });
 
 const dags = [
@@ -33,6 +43,8 @@ const dags = [
     .build(),
   defineDag({ id: "hopeful_parent" }).waitingTrigger("wait", { triggerDagId: "doomed_child" }).build(),
   defineDag({ id: "picky_child", params: z.object({ n: z.number() }) }).task("x", () => undefined).build(),
+  defineDag({ id: "slow_child" }).task("hold", async () => void (await slowChild.opened)).build(),
+  defineDag({ id: "forgotten_parent" }).waitingTrigger("wait", { triggerDagId: "slow_child" }).build(),
   defineDag({ id: "careless_parent" }).waitingTrigger("wait", { triggerDagId: "picky_child", conf: () => ({ n: "one" }) }).build(),
 ];
 
@@ -41,9 +53,10 @@ describe("waiting trigger", () => {
   let runner: Runner;
   before(async () => {
     db = await createTestDatabase();
-    runner = await startRunner(db, dags, { concurrency: 1 });
+    runner = await startRunner(db, dags, { concurrency: 1, leaseSeconds: 2 });
   });
   after(async () => {
+    slowChild.open();
     await runner.stop();
     await db.drop();
   });
@@ -83,5 +96,24 @@ describe("waiting trigger", () => {
     assert.match(ti?.error ?? "", /conf for DAG 'picky_child' is invalid at 'n'/);
     assert.equal(ti?.childRunId, null);
     assert.equal((await runner.listRuns("picky_child", { limit: 10, offset: 0 })).totalEntries, 0);
+  });
+
+  it("a waiting trigger whose resume job was lost is resumed by the reaper", async () => {
+    const run = await runner.triggerRun("forgotten_parent", { triggeredBy: "test" });
+    await waitForTaskState(runner, "forgotten_parent", run.runId, "wait", "deferred");
+    const [ti] = await runner.listTaskInstances("forgotten_parent", run.runId);
+    // end the child and lose the resume job in the same transaction
+    await withClient(db, async (c) => {
+      await c.query("begin");
+      await c.query("select runner.complete_run(id, 'success') from runner.dag_runs where run_id = $1", [ti?.childRunId]);
+      await c.query(
+        `delete from graphile_worker._private_jobs
+          where task_id = (select id from graphile_worker._private_tasks where identifier = 'runner_resume')`,
+      );
+      await c.query("commit");
+    });
+    const done = await runner.waitForRun("forgotten_parent", run.runId, { timeoutMs: 8_000 });
+    assert.equal(done.state, "success");
+    slowChild.open();
   });
 });

@@ -75,6 +75,8 @@ create table runner.task_instances (
 create index task_instances_unfinished on runner.task_instances (run_pk)
   where state not in ('success', 'failed', 'skipped', 'upstream_failed');
 create index task_instances_leases on runner.task_instances (lease_expires_at) where state = 'running';
+-- the reaper's safety net for waiting triggers whose resume job was lost
+create index task_instances_deferred on runner.task_instances (child_run_pk) where state = 'deferred';
 
 alter table runner.dag_runs
   add constraint dag_runs_parent_ti_fk foreign key (parent_ti_id) references runner.task_instances (id);
