@@ -10,10 +10,16 @@ export interface KafkaReaderSpec {
   brokers: string;
   topic: string;
   group: string;
-  format: "JSONEachRow";
+  /**
+   * JSONEachRow: one row per message, columns taken by key. WholeMessage: a single String column
+   * holding each message as sent (RawBLOB on modern servers; see wholeMessageFormat for 18.16).
+   */
+  format: "JSONEachRow" | "WholeMessage";
   consumers?: number;
   /** Skip up to N unparsable messages per block; 18.16 has no such setting and stops on the first one. */
   skipBrokenMessages?: number;
+  /** A direct SELECT commits the offsets it read: 18.16 always does, modern servers need kafka_commit_on_select. */
+  commitOnSelect?: boolean;
 }
 
 export interface Platform {
@@ -36,16 +42,56 @@ export interface Platform {
   distributedSyncInsertSetting: "insert_distributed_sync" | "distributed_foreground_insert";
   /** Settings a session needs before using LowCardinality (18.16 marks it experimental). */
   lowCardinalitySettings: Readonly<Record<string, 1>>;
+  /**
+   * Which name a materialised view must read to receive the rows another view writes: up to 19.x
+   * inserts cascade to views of the upstream VIEW (18.16, verified), later ones to views of its
+   * TARGET table (ClickHouse issues #2174, #7195, #8048: the switch landed around 19.13/19.14).
+   */
+  viewChainSource(upstreamView: string, upstreamTarget: string): string;
+  /** Kafka virtual columns _partition/_offset (19.11+ as far as the changelogs tell; 18.16 has none). */
+  hasKafkaVirtualColumns: boolean;
+  /** Table TTL on MergeTree (19.6+). */
+  hasTableTtl: boolean;
+  /** `DROP … SYNC` (20.5+, with Atomic databases); 18.16 drops synchronously and has no keyword. */
+  hasDropSync: boolean;
+  /** Direct SELECT from a Kafka table needs stream_like_engine_allow_direct_select (21.12+). */
+  kafkaDirectSelectNeedsSetting: boolean;
   /** `ENGINE = Kafka SETTINGS …` for this server (unsupported optional settings are left out). */
   kafkaEngine(spec: KafkaReaderSpec): string;
   /** A String field of a JSON text column: JSONExtractString or visitParamExtractString. */
   jsonExtractString(column: string, key: string): string;
   /** Settings for an INSERT into a Distributed table that must reach the shards before it returns. */
   syncDistributedInsertSettings(): Readonly<Record<string, 1>>;
+  /** Settings for `INSERT … SELECT … FROM <kafka table>` (a direct read that commits what it took). */
+  kafkaDirectSelectSettings(): Readonly<Record<string, 1>>;
+  /** Type of a UTC instant with milliseconds; 18.16 has no DateTime64 and keeps whole seconds. */
+  instantType: string;
+  /** The current instant in instantType. */
+  instantNow: string;
+  /** `LowCardinality(type)` where it is production-ready (19.1+); the plain type on 18.16, where it is experimental. */
+  lowCardinality(type: string): string;
+  /** Expressions for a Kafka reader's partition and offset: the virtual columns, or NULL where the server has none. */
+  kafkaPartitionExpression: string;
+  kafkaOffsetExpression: string;
+  /** `TTL <expression>` for a MergeTree table, or nothing on a server without table TTL. */
+  ttlClause(expression: string): string;
+  /** " SYNC" where DROP waits for the data to go (modern Atomic databases), else "". */
+  dropSyncClause: string;
 }
 
 function atLeast(major: number, minor: number, wantMajor: number, wantMinor: number): boolean {
   return major > wantMajor || (major === wantMajor && minor >= wantMinor);
+}
+
+/**
+ * Kafka format settings. A whole-message reader on 18.16 (no RawBLOB) is TabSeparated with one String
+ * column and a newline after each message: a JSON message without raw tabs arrives whole, but TSV
+ * unescaping applies, so `\"` and other backslash sequences come out unescaped (orders carry none).
+ */
+function kafkaFormatSettings(format: KafkaReaderSpec["format"], supportsRawBlob: boolean): string[] {
+  if (format === "JSONEachRow") return [`kafka_format = 'JSONEachRow'`];
+  if (supportsRawBlob) return [`kafka_format = 'RawBLOB'`];
+  return [`kafka_format = 'TabSeparated'`, `kafka_row_delimiter = '\\n'`];
 }
 
 /** The platform of a server reporting `version` (e.g. "18.16.1", "24.8.4.13"). */
@@ -59,29 +105,42 @@ export function platformForVersion(version: string): Platform {
   const kafkaSkipsBrokenMessages = is(19, 1);
   const lowCardinalitySettings: Record<string, 1> = is(19, 1) ? {} : { allow_experimental_low_cardinality_type: 1 };
   const distributedSyncInsertSetting = is(23, 11) ? "distributed_foreground_insert" : "insert_distributed_sync";
+  const supportsRawBlob = is(21, 1);
+  const hasDateTime64 = is(20, 1);
+  const hasKafkaVirtualColumns = is(19, 11);
+  const hasDropSync = is(20, 5);
+  const kafkaDirectSelectNeedsSetting = is(21, 12);
   return Object.freeze({
     version: version.trim(),
     major,
     minor,
     hasSqlRoles: is(20, 4),
     hasJsonFunctions,
-    hasDateTime64: is(20, 1),
-    supportsRawBlob: is(21, 1),
+    hasDateTime64,
+    supportsRawBlob,
     hasSqlDictionaries: is(19, 17),
     kafkaSkipsBrokenMessages,
     distributedSyncInsertSetting,
     lowCardinalitySettings: Object.freeze(lowCardinalitySettings),
+    viewChainSource(upstreamView: string, upstreamTarget: string): string {
+      return is(19, 13) ? upstreamTarget : upstreamView;
+    },
+    hasKafkaVirtualColumns,
+    hasTableTtl: is(19, 6),
+    hasDropSync,
+    kafkaDirectSelectNeedsSetting,
     kafkaEngine(spec: KafkaReaderSpec): string {
       const settings = [
         `kafka_broker_list = ${quoteString(spec.brokers)}`,
         `kafka_topic_list = ${quoteString(spec.topic)}`,
         `kafka_group_name = ${quoteString(spec.group)}`,
-        `kafka_format = ${quoteString(spec.format)}`,
+        ...kafkaFormatSettings(spec.format, supportsRawBlob),
       ];
       if (spec.consumers !== undefined) settings.push(`kafka_num_consumers = ${spec.consumers}`);
       if (spec.skipBrokenMessages !== undefined && kafkaSkipsBrokenMessages) {
         settings.push(`kafka_skip_broken_messages = ${spec.skipBrokenMessages}`);
       }
+      if (spec.commitOnSelect === true && kafkaDirectSelectNeedsSetting) settings.push("kafka_commit_on_select = 1");
       return `ENGINE = Kafka SETTINGS ${settings.join(", ")}`;
     },
     jsonExtractString(column: string, key: string): string {
@@ -90,6 +149,20 @@ export function platformForVersion(version: string): Platform {
     syncDistributedInsertSettings(): Readonly<Record<string, 1>> {
       return { [distributedSyncInsertSetting]: 1 };
     },
+    kafkaDirectSelectSettings(): Readonly<Record<string, 1>> {
+      return kafkaDirectSelectNeedsSetting ? { stream_like_engine_allow_direct_select: 1 } : {};
+    },
+    instantType: hasDateTime64 ? "DateTime64(3, 'UTC')" : "DateTime('UTC')",
+    instantNow: hasDateTime64 ? "now64(3)" : "now()",
+    lowCardinality(type: string): string {
+      return is(19, 1) ? `LowCardinality(${type})` : type;
+    },
+    kafkaPartitionExpression: hasKafkaVirtualColumns ? "_partition" : "CAST(NULL AS Nullable(UInt64))",
+    kafkaOffsetExpression: hasKafkaVirtualColumns ? "_offset" : "CAST(NULL AS Nullable(UInt64))",
+    ttlClause(expression: string): string {
+      return is(19, 6) ? `TTL ${expression}` : "";
+    },
+    dropSyncClause: hasDropSync ? " SYNC" : "",
   });
 }
 

@@ -1,0 +1,110 @@
+// The world passport (data/world-inventory.json), read and checked with zod: the starting dates,
+// the exact events per date (valid and invalid by kind) and the orders per snapshot day. The wait
+// for ODS and the end-to-end tests compare against these numbers, so a malformed or internally
+// inconsistent passport is refused here rather than turned into a wrong wait condition.
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { PASSPORT_PATH } from "./constants.ts";
+
+const count = z.number().int().min(0);
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be YYYY-MM-DD");
+
+/** Invalid hits per kind, as the generator tags them (generator/src/invalid.ts). */
+const invalidCounts = z.object({ bad_timestamp: count, unknown_event_type: count, missing_id: count });
+
+const passportDay = z.object({
+  day: count,
+  date: isoDate,
+  events: count,
+  valid: count,
+  invalid: invalidCounts,
+});
+
+const passportSnapshot = z.object({ day: count, date: isoDate, orders: count });
+
+export const passportSchema = z.object({
+  seed: z.number().int(),
+  generator_version: z.string().min(1),
+  WORLD_STARTING_DAYS: z.number().int().min(1),
+  start_date: isoDate,
+  dates: z.array(isoDate).min(1),
+  totals: z.object({ events: count, valid: count, invalid: count, invalid_by_kind: invalidCounts }),
+  days: z.array(passportDay).min(1),
+  snapshots: z.array(passportSnapshot),
+});
+
+export type Passport = z.infer<typeof passportSchema>;
+export type PassportDay = Passport["days"][number];
+export type InvalidKind = keyof PassportDay["invalid"];
+
+export class PassportError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`world passport ${file}: ${message}`);
+    this.name = "PassportError";
+  }
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+/** The sums the passport states must be the sums of its parts; returns the first contradiction. */
+function findInconsistency(p: Passport): string | undefined {
+  if (p.days.length !== p.WORLD_STARTING_DAYS) return `${p.days.length} days listed but WORLD_STARTING_DAYS is ${p.WORLD_STARTING_DAYS}`;
+  const listedDates = p.days.map((d) => d.date).join(",");
+  if (listedDates !== p.dates.join(",")) return `dates [${p.dates.join(", ")}] differ from the days' dates [${listedDates}]`;
+  for (const d of p.days) {
+    const invalid = sum(Object.values(d.invalid));
+    if (d.valid + invalid !== d.events) return `day ${d.day}: valid ${d.valid} + invalid ${invalid} != events ${d.events}`;
+  }
+  if (sum(p.days.map((d) => d.events)) !== p.totals.events) return `totals.events ${p.totals.events} is not the sum of the days`;
+  if (sum(p.days.map((d) => d.valid)) !== p.totals.valid) return `totals.valid ${p.totals.valid} is not the sum of the days`;
+  if (p.totals.valid + p.totals.invalid !== p.totals.events) return "totals: valid + invalid != events";
+  return undefined;
+}
+
+/** Validates a parsed passport document; `file` names it in errors. */
+export function parsePassport(raw: unknown, file: string): Passport {
+  const result = passportSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new PassportError(file, `does not match the passport schema: ${problems}`);
+  }
+  const contradiction = findInconsistency(result.data);
+  if (contradiction !== undefined) throw new PassportError(file, `is inconsistent: ${contradiction}`);
+  return result.data;
+}
+
+/** Reads and validates data/world-inventory.json (or `file`). */
+export async function loadPassport(file: string = PASSPORT_PATH): Promise<Passport> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new PassportError(file, `cannot be read (${(err as Error).message}); it is written by the generator's inventory --write`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new PassportError(file, `is not valid JSON: ${(err as Error).message}`);
+  }
+  return parsePassport(raw, file);
+}
+
+/** The passport days with these day numbers (all days when omitted); unknown day numbers are refused. */
+export function passportDays(passport: Passport, dayNumbers?: readonly number[]): PassportDay[] {
+  if (dayNumbers === undefined) return [...passport.days];
+  return dayNumbers.map((n) => {
+    const day = passport.days.find((d) => d.day === n);
+    if (!day) throw new Error(`the passport has no day ${n} (days ${passport.days[0]?.day}…${passport.days.at(-1)?.day})`);
+    return day;
+  });
+}
+
+export function invalidTotal(day: PassportDay): number {
+  return sum(Object.values(day.invalid));
+}

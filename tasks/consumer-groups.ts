@@ -1,0 +1,80 @@
+// Deleting the world's consumer groups (world_recreate, after the readers are dropped), so a new
+// world's readers start from offset zero. A group still held by a live reader cannot be deleted:
+// that is reported as such, naming the members, rather than as a broker error code.
+import type { Admin, GroupDescription } from "kafkajs";
+import { WORLD_CONSUMER_GROUPS } from "../src/world/constants.ts";
+import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { withKafkaAdmin, type KafkaTarget } from "./kafka-admin.ts";
+
+const STEP = "deleteConsumerGroups";
+
+export interface DeleteConsumerGroupsInput extends TaskIo, KafkaTarget {
+  /** clickstream_hits and clickstream_orders when omitted. */
+  groups?: readonly string[];
+  /**
+   * How long a group may take to empty. A reader dropped a moment ago is still leaving its group
+   * (ClickHouse closes the consumer on DROP, the broker notices within a few seconds).
+   */
+  leaveGraceMs?: number;
+}
+
+function describeMembers(group: GroupDescription): string {
+  return group.members.map((m) => `${m.clientId} from ${m.clientHost}`).join("; ");
+}
+
+/** Waits until the group has no members; the last description when it still has some at the deadline. */
+async function waitUntilEmpty(admin: Admin, groupId: string, graceMs: number, io: TaskIo): Promise<GroupDescription | undefined> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const { groups } = await admin.describeGroups([groupId]);
+    const group = groups[0];
+    if (!group || group.members.length === 0) return undefined;
+    if (Date.now() >= deadline) return group;
+    await sleepUnlessAborted(500, io.signal, STEP);
+  }
+}
+
+function heldByReader(group: GroupDescription): WorldTaskError {
+  return new WorldTaskError(
+    STEP,
+    `consumer group '${group.groupId}' is still held by ${group.members.length} live consumer(s) (${describeMembers(group)}), ` +
+      "so Kafka will not delete it. A ClickHouse Kafka reader still exists: drop the stg database first " +
+      "(dropApplicationDatabases; world_recreate does it before this step), then run this again.",
+  );
+}
+
+/** Deletes the groups that exist; a group with live members after the grace period is an error. */
+export async function deleteConsumerGroups(input: DeleteConsumerGroupsInput): Promise<void> {
+  const wanted = input.groups ?? WORLD_CONSUMER_GROUPS;
+  throwIfAborted(input.signal, STEP);
+  await withKafkaAdmin(input, "world-delete-groups", async (admin) => {
+    const listed = new Set((await admin.listGroups()).groups.map((g) => g.groupId));
+    const present = wanted.filter((g) => listed.has(g));
+    for (const name of wanted.filter((g) => !listed.has(g))) input.log(`consumer group ${name}: does not exist`);
+    for (const groupId of present) {
+      const stillHeld = await waitUntilEmpty(admin, groupId, input.leaveGraceMs ?? 15_000, input);
+      if (stillHeld) throw heldByReader(stillHeld);
+    }
+    if (present.length === 0) return;
+    try {
+      await admin.deleteGroups([...present]);
+    } catch (err) {
+      throw await explainDeleteFailure(admin, err);
+    }
+    input.log(`consumer groups deleted: ${present.join(", ")}`);
+  });
+}
+
+/** Turns kafkajs's per-group failures into one message; a group that was joined meanwhile is named as held. */
+async function explainDeleteFailure(admin: Admin, err: unknown): Promise<WorldTaskError> {
+  const failed = (err as { groups?: { groupId: string; error?: { type?: string; message?: string } }[] }).groups ?? [];
+  const nonEmpty = failed.find((g) => g.error?.type === "NON_EMPTY_GROUP");
+  if (nonEmpty) {
+    const { groups } = await admin.describeGroups([nonEmpty.groupId]);
+    if (groups[0]) return heldByReader(groups[0]);
+  }
+  const real = failed.filter((g) => g.error?.type !== "GROUP_ID_NOT_FOUND");
+  if (failed.length > 0 && real.length === 0) return new WorldTaskError(STEP, "groups vanished while being deleted (nothing left to do)");
+  const detail = real.map((g) => `${g.groupId}: ${g.error?.message ?? "unknown error"}`).join("; ") || (err as Error).message;
+  return new WorldTaskError(STEP, `deleting consumer groups failed: ${detail}`, { cause: err });
+}

@@ -1,0 +1,118 @@
+// Applying the canonical DDL: list sql/ddl/*.sql in name order, and apply one file — render its
+// template for the server in front of us, split it into statements, run them in order as
+// `lifecycle` from node 1. The DAG runs one task per file, so a red task names the file.
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from "../src/clickhouse/client.ts";
+import { ClickHouseStatementError } from "../src/clickhouse/errors.ts";
+import { detectPlatform, type Platform } from "../src/clickhouse/platform.ts";
+import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
+import { DDL_DIR } from "../src/world/constants.ts";
+import { DdlTemplateError, readCatalogCsv, renderTemplate, worldTemplateValues, type TemplateValues } from "../src/world/ddl-template.ts";
+import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { splitSqlStatements, type SqlStatement } from "../src/world/sql-statements.ts";
+
+const STEP = "applyDdlFile";
+/** ON CLUSTER statements wait for every node (up to the server's 180 s distributed DDL timeout). */
+const DDL_REQUEST_TIMEOUT_MS = 300_000;
+
+/** The DDL files of `dir` (sql/ddl by default), by name: the order they are applied in. */
+export async function listDdlFiles(dir: string = DDL_DIR): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(".sql"))
+    .map((e) => e.name)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** A statement of a DDL file failed; the message names the file, the statement and the server's words. */
+export class DdlStatementError extends WorldTaskError {
+  constructor(
+    readonly file: string,
+    readonly statement: SqlStatement,
+    readonly serverText: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      STEP,
+      `${file}: statement ${statement.number} (line ${statement.line}) failed: ${statement.firstLine}\n` +
+        `  server said: ${serverText}\n` +
+        "  fix the file (or the server state it needs) and rerun this task; statements before it were applied and are re-runnable",
+      options,
+    );
+    this.name = "DdlStatementError";
+  }
+}
+
+export interface ApplyDdlFileInput extends TaskIo {
+  /** A file name in `dir` (e.g. "10-stg-tables.sql") or an absolute path. */
+  file: string;
+  dir?: string;
+  config?: StandConfig;
+  /** Template values to use instead of the world's (tests); rendering still goes through renderTemplate. */
+  templateValues?: TemplateValues;
+}
+
+export interface AppliedDdlFile {
+  file: string;
+  /** sha256 of the file's text as written (before rendering): what the schema ledger records. */
+  checksum: string;
+  statements: number;
+  platformVersion: string;
+}
+
+async function templateValuesFor(platform: Platform, config: StandConfig): Promise<TemplateValues> {
+  return worldTemplateValues({ platform, config, catalogCsv: await readCatalogCsv() });
+}
+
+async function runStatement(clickhouse: StandClickHouse, fileName: string, statement: SqlStatement, sql: string): Promise<void> {
+  try {
+    await clickhouse.command(sql);
+  } catch (err) {
+    const serverText = err instanceof ClickHouseStatementError ? err.serverText : err instanceof Error ? err.message : String(err);
+    throw new DdlStatementError(fileName, statement, serverText, { cause: err });
+  }
+}
+
+function renderStatement(statement: SqlStatement, values: TemplateValues, fileName: string): string {
+  try {
+    return renderTemplate(statement.text, values, fileName, statement.line);
+  } catch (err) {
+    if (!(err instanceof DdlTemplateError)) throw err;
+    throw new WorldTaskError(STEP, `${err.message}; statement ${statement.number}: ${statement.firstLine}`, { cause: err });
+  }
+}
+
+/** Applies one DDL file; statements run one by one, in file order, and the first failure stops it. */
+export async function applyDdlFile(input: ApplyDdlFileInput): Promise<AppliedDdlFile> {
+  const config = input.config ?? loadStandConfig();
+  const filePath = path.isAbsolute(input.file) ? input.file : path.join(input.dir ?? DDL_DIR, input.file);
+  const fileName = path.basename(filePath);
+  throwIfAborted(input.signal, STEP);
+  let text: string;
+  try {
+    text = await readFile(filePath, "utf8");
+  } catch (err) {
+    throw new WorldTaskError(STEP, `${fileName}: cannot read ${filePath}: ${(err as Error).message}`, { cause: err });
+  }
+  const statements = splitSqlStatements(text);
+  const node = clickhouseNodeConfig(undefined, config);
+  const clickhouse = connectClickHouse({ node: node.name, account: "lifecycle", config, requestTimeoutMs: DDL_REQUEST_TIMEOUT_MS });
+  try {
+    const platform = await detectPlatform(clickhouse);
+    const values = input.templateValues ?? (await templateValuesFor(platform, config));
+    input.log(`${fileName}: ${statements.length} statements, as lifecycle on ${node.name} (ClickHouse ${platform.version})`);
+    for (const statement of statements) {
+      throwIfAborted(input.signal, STEP);
+      const sql = renderStatement(statement, values, fileName);
+      const started = Date.now();
+      await runStatement(clickhouse, fileName, statement, sql);
+      input.log(`  ${statement.number}/${statements.length} (line ${statement.line}) ${statement.firstLine} — ${Date.now() - started} ms`);
+    }
+    const checksum = createHash("sha256").update(text).digest("hex");
+    return { file: fileName, checksum, statements: statements.length, platformVersion: platform.version };
+  } finally {
+    await clickhouse.close();
+  }
+}

@@ -1,0 +1,86 @@
+// The wait after the generator's batch: the passport condition, exactly. Rows of ods.event_dist for
+// the passport dates plus rows of ods.event_errors_dist must reach the passport's total of events
+// ("something arrived" is not the condition). Progress is logged every few seconds with counts.
+import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
+import { quoteString } from "../src/clickhouse/sql.ts";
+import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
+import { passportDays, type Passport } from "../src/world/passport.ts";
+import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+
+const STEP = "waitForOds";
+
+export interface WaitForOdsInput extends TaskIo {
+  passport: Passport;
+  /** Passport day numbers to wait for; every starting day when omitted. */
+  days?: readonly number[];
+  timeoutMs?: number;
+  pollMs?: number;
+  progressEveryMs?: number;
+  config?: StandConfig;
+}
+
+export interface OdsCounts {
+  /** Rows of ods.event_dist whose EventDate is one of the passport dates (replays count until merged). */
+  eventRows: number;
+  /** Rows of ods.event_errors_dist (all of them: an invalid hit may have no readable date). */
+  errorRows: number;
+}
+
+export interface OdsReached extends OdsCounts {
+  expected: number;
+  seconds: number;
+}
+
+export async function readOdsCounts(clickhouse: StandClickHouse, dates: readonly string[]): Promise<OdsCounts> {
+  const dateList = dates.map(quoteString).join(", ");
+  const rows = await clickhouse.query<{ events: string; errors: string }>(
+    `SELECT (SELECT count() FROM ods.event_dist WHERE EventDate IN (${dateList})) AS events,
+            (SELECT count() FROM ods.event_errors_dist) AS errors`,
+  );
+  return { eventRows: Number(rows[0]?.events ?? 0), errorRows: Number(rows[0]?.errors ?? 0) };
+}
+
+function describe(counts: OdsCounts, expected: number, dates: readonly string[]): string {
+  const seen = counts.eventRows + counts.errorRows;
+  const pct = expected === 0 ? 100 : Math.floor((100 * seen) / expected);
+  return `${counts.eventRows} event rows for ${dates.length} passport date(s) + ${counts.errorRows} error rows = ${seen} of ${expected} (${pct}%)`;
+}
+
+/** Polls until the passport condition holds; a timeout error names what it saw and what it expected. */
+export async function waitForOds(input: WaitForOdsInput): Promise<OdsReached> {
+  const days = passportDays(input.passport, input.days);
+  const dates = days.map((d) => d.date);
+  const expected = days.reduce((sum, d) => sum + d.events, 0);
+  const timeoutMs = input.timeoutMs ?? 300_000;
+  const started = Date.now();
+  let lastProgress = started;
+  let counts: OdsCounts = { eventRows: 0, errorRows: 0 };
+  const clickhouse = connectClickHouse({ account: "etl", config: input.config ?? loadStandConfig() });
+  try {
+    input.log(`waiting for ${expected} events of ${dates.join(", ")} in ods.event_dist + ods.event_errors_dist (timeout ${timeoutMs / 1000} s)`);
+    for (;;) {
+      throwIfAborted(input.signal, STEP);
+      counts = await readOdsCounts(clickhouse, dates);
+      const seconds = (Date.now() - started) / 1000;
+      if (counts.eventRows + counts.errorRows >= expected) {
+        input.log(`ODS reached the passport after ${seconds.toFixed(1)} s: ${describe(counts, expected, dates)}`);
+        return { ...counts, expected, seconds };
+      }
+      if (Date.now() - started >= timeoutMs) {
+        throw new WorldTaskError(
+          STEP,
+          `ODS did not reach the passport total within ${timeoutMs / 1000} s: saw ${describe(counts, expected, dates)}. ` +
+            "Check that the hits readers consume (consumer group clickstream_hits lag; Kafka lines in the ClickHouse server.err.log) " +
+            "and that the generator sent every day.",
+        );
+      }
+      if (Date.now() - lastProgress >= (input.progressEveryMs ?? 5000)) {
+        lastProgress = Date.now();
+        input.log(`after ${seconds.toFixed(0)} s: ${describe(counts, expected, dates)}`);
+      }
+      await sleepUnlessAborted(input.pollMs ?? 1000, input.signal, STEP);
+    }
+  } finally {
+    await clickhouse.close();
+  }
+}
