@@ -1,0 +1,134 @@
+// Producing into the stand's Kafka (make stand-up): every hit arrives, keys keep a client in one
+// partition, both producers (wire and kafkajs) deliver the same messages, and order snapshots are
+// keyed by order_id. Topics are random and deleted afterwards. Without a broker the file skips
+// locally and fails in CI.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { Kafka, logLevel, Partitioners, type Admin } from "kafkajs";
+import { loadStandConfig, processEnv } from "../../src/config/stand.ts";
+import { World, generateDay } from "../../generator/src/day.ts";
+import { partitionForKey } from "../../generator/src/kafka-wire.ts";
+import { silentLogger } from "../../generator/src/log.ts";
+import { runBatch, runSnapshots } from "../../generator/src/play.ts";
+import type { Output, ProducerKind } from "../../generator/src/config.ts";
+import { DEFAULT_SEED } from "../../generator/src/world.ts";
+
+const config = loadStandConfig();
+const brokers = [`${config.bind_host}:${config.kafka.port}`];
+const kafka = new Kafka({ clientId: "generator-test", brokers, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
+const admin: Admin = kafka.admin();
+const topics: string[] = [];
+let reachable = false;
+
+interface Received {
+  readonly partition: number;
+  readonly key: string;
+  readonly value: string;
+}
+
+async function createTopic(partitions: number): Promise<string> {
+  const topic = `test-generator-${randomBytes(4).toString("hex")}`;
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+  topics.push(topic);
+  return topic;
+}
+
+/** Reads the topic from the beginning until `expected` messages arrived (or the deadline passes). */
+async function consumeAll(topic: string, expected: number, timeoutMs = 60_000): Promise<Received[]> {
+  const consumer = kafka.consumer({ groupId: `${topic}-reader`, maxBytesPerPartition: 8 * 1024 * 1024 });
+  const received: Received[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let done: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    await consumer.run({
+      eachBatch: async ({ batch }) => {
+        for (const m of batch.messages) received.push({ partition: batch.partition, key: m.key?.toString() ?? "", value: m.value?.toString() ?? "" });
+        if (received.length >= expected) done();
+        await Promise.resolve();
+      },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+  } finally {
+    await consumer.disconnect();
+  }
+  return received;
+}
+
+function kafkaOutput(topic: string, producer: ProducerKind): Output {
+  return { kind: "kafka", brokers, topic, producer, batchSize: 5_000, batchBytes: 900_000, inFlight: 4 };
+}
+
+before(async () => {
+  try {
+    await admin.connect();
+    await admin.listTopics();
+    reachable = true;
+  } catch (err) {
+    if (processEnv.ci) throw new Error(`Kafka at ${brokers[0]} is not reachable: ${(err as Error).message}`);
+  }
+});
+
+after(async () => {
+  if (reachable && topics.length > 0) await admin.deleteTopics({ topics }).catch(() => undefined);
+  await admin.disconnect();
+});
+
+describe("generator into Kafka", () => {
+  const expected = generateDay(new World(DEFAULT_SEED), 1);
+  const expectedSorted = [...expected.lines].sort();
+
+  for (const producer of ["wire", "kafkajs"] as const) {
+    it(`${producer} producer: every hit of day 1 arrives once, a client stays in one partition`, async (t) => {
+      if (!reachable) return t.skip(`no Kafka at ${brokers[0]} (make stand-up)`);
+      const topic = await createTopic(2);
+      const report = await runBatch({ seed: DEFAULT_SEED, day: 1, days: 1, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic, producer) }, silentLogger);
+      assert.equal(report.sent, expected.lines.length);
+      const received = await consumeAll(topic, expected.lines.length);
+      assert.equal(received.length, expected.lines.length, "message count");
+      assert.deepEqual(received.map((r) => r.value).sort(), expectedSorted, "the same bytes as the file output");
+      const partitionOfKey = new Map<string, number>();
+      for (const r of received) {
+        const seen = partitionOfKey.get(r.key);
+        assert.ok(seen === undefined || seen === r.partition, `client ${r.key} in partitions ${seen} and ${r.partition}`);
+        partitionOfKey.set(r.key, r.partition);
+        assert.equal(r.partition, partitionForKey(r.key, 2), "murmur2 partition, as Java and kafkajs pick it");
+        const client = /"ClientID":(\d+)/.exec(r.value)?.[1];
+        if (client !== "0") assert.equal(r.key, client);
+      }
+      assert.equal(new Set(received.map((r) => r.partition)).size, 2, "both partitions used");
+    });
+  }
+
+  it("snapshot: order snapshots arrive keyed by order_id", async (t) => {
+    if (!reachable) return t.skip(`no Kafka at ${brokers[0]} (make stand-up)`);
+    const topic = await createTopic(1);
+    const reports = await runSnapshots({ seed: DEFAULT_SEED, day: 0, days: 2, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic, "wire") }, silentLogger);
+    const total = reports.reduce((sum, r) => sum + r.orders, 0);
+    const received = await consumeAll(topic, total);
+    assert.equal(received.length, total);
+    for (const r of received) assert.equal(r.key, (JSON.parse(r.value) as { order_id: string }).order_id);
+  });
+
+  it("refuses a topic that does not exist instead of letting the broker create it", async (t) => {
+    if (!reachable) return t.skip(`no Kafka at ${brokers[0]} (make stand-up)`);
+    const missing = `test-generator-missing-${randomBytes(4).toString("hex")}`;
+    await assert.rejects(
+      runBatch({ seed: DEFAULT_SEED, day: 0, days: 1, limit: 10, output: kafkaOutput(missing, "wire") }, silentLogger),
+      /does not exist/,
+    );
+    assert.ok(!(await admin.listTopics()).includes(missing));
+  });
+
+  it("partitions like kafkajs's DefaultPartitioner", () => {
+    const partitioner = Partitioners.DefaultPartitioner();
+    const partitionMetadata = [0, 1, 2].map((partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 1, replicas: [1], isr: [1] }));
+    for (const key of expected.keys.slice(0, 2_000)) {
+      assert.equal(partitionForKey(key, 3), partitioner({ topic: "t", partitionMetadata, message: { key, value: "" } }));
+    }
+  });
+});
