@@ -64,3 +64,13 @@ describe("generator CLI, file output", () => {
     }
   });
 });
+
+describe("generator CLI, live mode", () => {
+  it("plays a day paced on the model clock (here ×200,000), the same bytes as batch, logging its lag", () => {
+    const file = path.join(scratch, "live.jsonl");
+    const run = runCli(["live", "--day", "4", "--speed", "200000", "--lag-log-seconds", "0.1", "--file", file]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(sha256Hex(readFileSync(file)), readPassport().days[4]?.sha256);
+    assert.match(run.stderr, /live: model time \d\d:\d\d:\d\d local, [\d,]+\/[\d,]+ sent, lag [\d.]+ s/);
+  });
+});
