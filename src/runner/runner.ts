@@ -41,7 +41,8 @@ export interface RunnerOptions {
   leaseSeconds: number;
   workerId?: string;
   logger?: Logger;
-  /** graphile-worker's fallback poll; new jobs are picked up by LISTEN/NOTIFY, not by this. */
+  /** graphile-worker's fallback poll (default 10 s): every job the runner adds, and every retry
+   * when it comes due, is announced by NOTIFY, so this only bounds recovery from odd cases. */
   pollIntervalMs?: number;
   schedulerIntervalMs?: number;
   /** On stop: how long running tries may finish before their signals abort. */
@@ -191,7 +192,7 @@ async function startGraphile(engine: Engine, options: RunnerOptions, logger: Gra
     events,
     concurrency: options.concurrency,
     noHandleSignals: true,
-    pollInterval: options.pollIntervalMs ?? 2000,
+    pollInterval: options.pollIntervalMs ?? 10_000,
     logger,
     // abort is ours to send (see stop); graphile's own would come after the same grace
     gracefulShutdownAbortTimeout: (options.shutdownGraceMs ?? 5000) + 1000,
