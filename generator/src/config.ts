@@ -106,8 +106,8 @@ export const options = {
   brokers: () => flag("--brokers <list>", "Kafka bootstrap servers, host:port[,host:port]", "GENERATOR_BROKERS"),
   file: () => flag("--file <path>", "write one JSON object per line to this file ('-' = stdout)", "GENERATOR_FILE"),
   topic: (env: string, fallback: string) => flag("--topic <name>", "Kafka topic", env).default(fallback),
-  batchSize: () => flag("--batch-size <n>", "messages per Kafka send", "GENERATOR_BATCH_SIZE").argParser(integerParser("--batch-size", 1, 100_000)).default(DEFAULT_BATCH_SIZE),
-  batchBytes: () => flag("--batch-bytes <n>", "characters of message values per Kafka send", "GENERATOR_BATCH_BYTES").argParser(integerParser("--batch-bytes", 1_000, 100_000_000)).default(DEFAULT_BATCH_BYTES),
+  batchSize: () => flag("--batch-size <n>", "at most this many messages per send (live, snapshot)", "GENERATOR_BATCH_SIZE").argParser(integerParser("--batch-size", 1, 100_000)).default(DEFAULT_BATCH_SIZE),
+  batchBytes: () => flag("--batch-bytes <n>", "message bytes per Kafka request; keep under the broker's 1 MiB", "GENERATOR_BATCH_BYTES").argParser(integerParser("--batch-bytes", 1_000, 100_000_000)).default(DEFAULT_BATCH_BYTES),
   producer: () => flag("--producer <kind>", "Kafka client: wire (fast) or kafkajs", "GENERATOR_PRODUCER").choices(PRODUCER_KINDS).default("wire"),
   inFlight: () => flag("--in-flight <n>", "Kafka sends in flight at once", "GENERATOR_IN_FLIGHT").argParser(integerParser("--in-flight", 1, 64)).default(DEFAULT_IN_FLIGHT),
 };
