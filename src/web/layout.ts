@@ -36,6 +36,11 @@ export function formatDuration(ms: number | null): string {
   return minutes < 60 ? `${minutes} min ${seconds} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** "1 run", "27 runs". */
+export function countOf(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 export function stateBadge(state: string): SafeHtml {
   return html`<span class="badge state-${state}" data-state="${state}">${state.replaceAll("_", " ")}</span>`;
 }
@@ -69,6 +74,7 @@ export function renderPage(shell: PageShell): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${shell.title} · DAG runner</title>
+<link rel="icon" href="/ui/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/ui/static/web.css">
 <script type="module" src="/ui/static/web.js"></script>
 </head>

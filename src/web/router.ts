@@ -99,6 +99,7 @@ export function createWebRouter(options: WebRouterOptions): Router {
   router.use("/ui", webSecurityHeaders());
   router.get("/ui/static/web.js", staticFile("web.js", "text/javascript; charset=utf-8"));
   router.get("/ui/static/web.css", staticFile("web.css", "text/css; charset=utf-8"));
+  router.get("/ui/static/favicon.svg", staticFile("favicon.svg", "image/svg+xml"));
   mountPages(router, options.runner);
   router.use(pageActionsRouter(options.runner));
   router.use("/ui", webNotFound());

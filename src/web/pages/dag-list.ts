@@ -5,7 +5,7 @@ import type { DagRunRecord, RunState } from "../../runner/types.ts";
 import { TERMINAL_RUN_STATES } from "../../runner/types.ts";
 import { dataPathOf, html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
-import { formatTime, renderPager, renderPage } from "../layout.ts";
+import { countOf, formatTime, renderPager, renderPage } from "../layout.ts";
 import type { PageInfo } from "../layout.ts";
 import { dagControlsView, renderPauseSwitch, renderTriggerForm } from "./dag-controls.ts";
 import type { DagControlsView } from "./dag-controls.ts";
@@ -62,10 +62,6 @@ export async function buildDagListView(runner: RunnerService, offset: number): P
   };
 }
 
-export function runCountText(total: number): string {
-  return total === 1 ? "1 run" : `${total} runs`;
-}
-
 export function renderRunSquares(runs: RunSquareView[]): SafeHtml {
   return html`${runs.map((run) => html`<a class="sq state-${run.state}" href="${run.href}" title="${run.title}" data-run="${run.runId}"></a>`)}`;
 }
@@ -76,7 +72,7 @@ function renderDagRow(dag: DagListRowView): SafeHtml {
   <td>${dag.schedule ?? html`<span class="muted">manual</span>`}</td>
   <td class="pause-cell">${renderPauseSwitch(dag)}</td>
   <td><span class="squares" data-squares-for="${dag.dagId}">${renderRunSquares(dag.recentRuns)}</span>
-    <span class="muted run-count">${runCountText(dag.totalRuns)}</span></td>
+    <span class="muted run-count">${countOf(dag.totalRuns, "run")}</span></td>
   <td>${renderTriggerForm(dag)}</td>
 </tr>`;
 }

@@ -4,7 +4,7 @@ import type { RunnerService } from "../../runner/service.ts";
 import type { VariableChange } from "../../runner/types.ts";
 import { html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
-import { formatTime, renderPage, renderPager } from "../layout.ts";
+import { countOf, formatTime, renderPage, renderPager } from "../layout.ts";
 import type { PageInfo } from "../layout.ts";
 
 export const VARIABLES_PER_PAGE = 25;
@@ -113,7 +113,7 @@ function renderVariableRow(variable: VariableRowView): SafeHtml {
   <h2><a href="${variable.href}">${variable.key}</a></h2>
   ${variable.description ? html`<p class="description">${variable.description}</p>` : ""}
   <p>value: ${renderValue(variable.value)} <span class="muted">updated ${formatTime(variable.updatedAt)}</span></p>
-  <details ${variable.totalChanges > 0 ? html`open` : ""}><summary>history (${variable.totalChanges} changes${
+  <details ${variable.totalChanges > 0 ? html`open` : ""}><summary>history (${countOf(variable.totalChanges, "change")}${
     variable.totalChanges > CHANGES_IN_LIST ? html`, latest ${CHANGES_IN_LIST} shown` : ""
   })</summary>
   ${renderChangesTable(variable.latestChanges)}
