@@ -4,7 +4,7 @@
 import { DayClock, SECONDS_PER_DAY } from "./calendar.ts";
 import { buildCatalog, type Product } from "./catalog.ts";
 import {
-  EVENT_TYPES, ECOMMERCE_NONE, GOALS_CART, GOALS_NONE, GOALS_PURCHASE, cartEcommerce, hitHead, hitTail, purchaseEcommerce,
+  EVENT_TYPES, ECOMMERCE_NONE, GOALS_CART, GOALS_NONE, GOALS_PURCHASE, cartEcommerce, hitHead, hitTail, purchaseEcommerce, visitIdsJson,
 } from "./hit-format.ts";
 import { DayQuality, INVALID_KINDS, UNKNOWN_EVENT_TYPES, badTimestamp, type InvalidKind } from "./invalid.ts";
 import { drawOrderFate, type OrderClass } from "./order-fate.ts";
@@ -134,6 +134,10 @@ function pageviewTail(params: string): Buffer {
   return tail;
 }
 
+function renderedVisit(session: PlannedSession, date: string): { readonly ids: string; readonly key: string } {
+  return (session.rendered ??= { ids: visitIdsJson(session.visitId, session.cookie.clientId, date), key: String(session.cookie.clientId) });
+}
+
 /** Upper bound of one hit's bytes; the biggest (a four-line purchase) stays under 4 KB. */
 export const MAX_HIT_BYTES = 16 * 1024;
 
@@ -155,18 +159,19 @@ function writeEvent(world: World, plan: DayPlan, quality: DayQuality, event: Pla
     counts.byType[EVENT_TYPES[event.kind]] += 1;
   }
   const missing = defect?.kind === "missing_id";
-  let o = offset + buf.write(hitHead({
-    watchId: missing && defect.variant !== 1 ? 0 : world.seed.watchId(plan.day, position),
-    visitId: session.visitId,
-    clientId: missing && defect.variant === 1 ? 0 : cookie.clientId,
-    date: plan.clock.date,
-    time: defect?.kind === "bad_timestamp" ? JSON.stringify(badTimestamp(validTime, defect.variant)) : `"${validTime}"`,
-    tzMinutes: cookie.region.tzMinutes,
-    eventType: defect?.kind === "unknown_event_type" ? `"${UNKNOWN_EVENT_TYPES[defect.variant] ?? "scroll"}"` : (TYPE_JSON[event.kind] ?? ""),
-    url: page.url,
-    referer: event.referer,
-    title: page.title,
-  }), offset, "utf8");
+  const rendered = renderedVisit(session, plan.clock.date);
+  const ids = missing && defect.variant === 1 ? visitIdsJson(session.visitId, 0, plan.clock.date) : rendered.ids;
+  const head = hitHead(
+    missing && defect.variant !== 1 ? 0 : world.seed.watchId(plan.day, position),
+    ids,
+    defect?.kind === "bad_timestamp" ? JSON.stringify(badTimestamp(validTime, defect.variant)) : `"${validTime}"`,
+    cookie.region.tzMinutes,
+    defect?.kind === "unknown_event_type" ? `"${UNKNOWN_EVENT_TYPES[defect.variant] ?? "scroll"}"` : (TYPE_JSON[event.kind] ?? ""),
+    page.url,
+    event.referer,
+    page.title,
+  );
+  let o = offset + buf.write(head, offset, "utf8");
   // The visit's fields are one string for all its hits: V8 flattens it on the first write, and
   // every later write of it is a plain copy.
   o += buf.write(session.visitFields, o, "utf8");
@@ -222,7 +227,7 @@ export class DayRenderer {
 
   /** Kafka key: the visitor's ClientID (even when the hit itself lost it), so a client stays in one partition. */
   key(position: number): string {
-    return String(this.event(position).session.cookie.clientId);
+    return renderedVisit(this.event(position).session, this.date).key;
   }
 
   /** Seconds since the counter day began, for paced playing. */

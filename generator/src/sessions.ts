@@ -56,6 +56,8 @@ export interface PlannedSession {
   /** Hit fields 13-34 (UTM … RegionCityID) as JSON text between a leading and a trailing comma. */
   readonly visitFields: string;
   visitId: number;
+  /** Fields 2-5 and the Kafka key as strings, made on the visit's first rendered hit. */
+  rendered: { readonly ids: string; readonly key: string } | undefined;
   readonly events: PlannedEvent[];
 }
 
@@ -191,7 +193,7 @@ export function planVisitorDay(ctx: PlanContext, visitor: Visitor): { sessions: 
   let clock = traffic.weighted(HOURS) * 3600 + traffic.below(3600);
   for (let v = 0; v < visits; v++) {
     const source = TRAFFIC_SOURCES.draw(traffic);
-    const session: PlannedSession = { cookie, source, visitFields: visitFieldsJson(cookie, source, traffic), visitId: 0, events: [] };
+    const session: PlannedSession = { cookie, source, visitFields: visitFieldsJson(cookie, source, traffic), visitId: 0, rendered: undefined, events: [] };
     const visit = new VisitBuilder(session, traffic, JSON.stringify(traffic.pick(source.referers)));
     visit.view(landingPage(ctx, source, commerce));
     browse(ctx, visit, traffic, commerce, traffic.weighted(PAGEVIEW_COUNTS) + 1);
