@@ -1,0 +1,200 @@
+// check-clickhouse: the queries in sql/checks/ run against the stand, each result compared with
+// what it must be — the cluster layout from stand.yaml, and per-day counts from the world passport
+// (data/world-inventory.json). Returns one typed result per comparison for a CLI to print; nothing
+// here throws on a mismatch (a query that cannot run is a red result naming the file and account).
+//
+// Accounts: `reader` (readonly) for every query but one: cluster-fanout.sql uses the cluster()
+// table function, which readonly mode refuses, so it runs as `lifecycle` (cluster introspection).
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { connectClickHouse, type AccountKey, type StandClickHouse } from "../src/clickhouse/client.ts";
+import { quoteString } from "../src/clickhouse/sql.ts";
+import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
+import { PASSPORT_PATH } from "../src/world/constants.ts";
+import { loadPassport } from "../src/world/passport.ts";
+import { CHECKS_DIR, querySqlFile, readSqlFile } from "./etl-sql.ts";
+import { compareDayCounts, compareLatestSnapshot, type CheckResult, type Expectations } from "./check-compare.ts";
+
+export type { CheckResult, Expectations } from "./check-compare.ts";
+
+/** The distributed DDL queue the stand's servers use (docs/stand.md). */
+export const DDL_QUEUE_PATH = "/clickhouse/task_queue/ddl";
+
+const passportExtras = z.object({
+  days: z.array(z.object({ date: z.string(), valid_by_type: z.record(z.string(), z.number().int().min(0)).optional() })),
+  snapshots: z.array(z.object({ date: z.string(), orders: z.number().int().min(0), statuses: z.record(z.string(), z.number().int().min(0)).optional() })),
+});
+
+/** What the checks compare with, from the passport (its schema, plus valid_by_type and snapshot statuses). */
+export async function loadExpectations(file: string = PASSPORT_PATH): Promise<Expectations> {
+  const passport = await loadPassport(file);
+  const extras = passportExtras.parse(JSON.parse(await readFile(file, "utf8")));
+  const byType = new Map(extras.days.map((d) => [d.date, d.valid_by_type]));
+  const last = extras.snapshots.at(-1);
+  return {
+    days: passport.days.map((d) => ({ date: d.date, valid: d.valid, invalid: { ...d.invalid }, validByType: byType.get(d.date) })),
+    lastSnapshot: last ? { date: last.date, orders: last.orders, statuses: last.statuses } : undefined,
+  };
+}
+
+export interface ClickHouseChecksInput {
+  expectations: Expectations;
+  config?: StandConfig;
+  signal?: AbortSignal;
+  ddlQueuePath?: string;
+  /** Hosts every DDL queue entry must have finished on, instead of the hosts each entry names (tests). */
+  ddlQueueHosts?: number;
+}
+
+class CheckRun {
+  readonly results: CheckResult[] = [];
+  private readonly sessions = new Map<string, StandClickHouse>();
+  readonly signal: AbortSignal;
+
+  constructor(
+    readonly config: StandConfig,
+    signal: AbortSignal | undefined,
+  ) {
+    this.signal = signal ?? new AbortController().signal;
+  }
+
+  session(account: AccountKey, node: string): StandClickHouse {
+    const key = `${account}@${node}`;
+    let session = this.sessions.get(key);
+    if (!session) {
+      session = connectClickHouse({ account, node, config: this.config });
+      this.sessions.set(key, session);
+    }
+    return session;
+  }
+
+  /** Runs a check query; on failure records a red result named `name` and returns undefined. */
+  async rows<Row>(name: string, file: string, account: AccountKey, node: string, values: Record<string, string> = {}): Promise<Row[] | undefined> {
+    try {
+      const sqlFile = await readSqlFile(path.join(CHECKS_DIR, file), "checkClickHouse");
+      return await querySqlFile<Row>({ step: "checkClickHouse", clickhouse: this.session(account, node), file: sqlFile, values, signal: this.signal });
+    } catch (err) {
+      this.add(name, false, "the query runs", "it failed", err instanceof Error ? err.message : String(err));
+      return undefined;
+    }
+  }
+
+  add(name: string, ok: boolean, expected: string, actual: string, detail = ""): void {
+    this.results.push({ name, ok, expected, actual, detail });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((s) => s.close()));
+  }
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+async function checkTopology(run: CheckRun): Promise<void> {
+  const { config } = run;
+  const expected = [...config.clickhouse.nodes]
+    .sort((a, b) => a.shard - b.shard)
+    .map((n) => {
+      const host = n.host ?? config.bind_host;
+      return `${n.shard}/1 ${IPV4.test(host) ? host : "*"}:${n.tcp_port}`;
+    });
+  for (const node of config.clickhouse.nodes) {
+    const name = `cluster topology seen from ${node.name}`;
+    const rows = await run.rows<{ shard: number; replica: number; host: string; port: number }>(name, "cluster-topology.sql", "reader", node.name, {
+      cluster_name: quoteString(config.clickhouse.cluster),
+    });
+    if (!rows) continue;
+    const actual = rows.map((r, i) => `${r.shard}/${r.replica} ${expected[i]?.includes(" *:") ? "*" : r.host}:${r.port}`);
+    run.add(name, actual.join(", ") === expected.join(", "), expected.join(", "), actual.join(", ") || "(no such cluster)");
+  }
+}
+
+async function checkMacros(run: CheckRun): Promise<void> {
+  for (const node of run.config.clickhouse.nodes) {
+    const name = `macros on ${node.name}`;
+    const rows = await run.rows<{ macro: string; substitution: string }>(name, "macros.sql", "reader", node.name);
+    if (!rows) continue;
+    const expected = `cluster=${run.config.clickhouse.cluster} replica=${node.name} shard=${node.shard}`;
+    const got = new Map(rows.map((r) => [r.macro, r.substitution]));
+    const actual = ["cluster", "replica", "shard"].map((m) => `${m}=${got.get(m) ?? "(missing)"}`).join(" ");
+    run.add(name, actual === expected, expected, actual);
+  }
+}
+
+async function checkFanout(run: CheckRun): Promise<void> {
+  const name = "cluster() query reaches every shard";
+  const first = run.config.clickhouse.nodes[0]?.name ?? "";
+  const rows = await run.rows<{ replicas: string[] }>(name, "cluster-fanout.sql", "lifecycle", first, {
+    cluster_name: quoteString(run.config.clickhouse.cluster),
+  });
+  if (!rows) return;
+  const expected = run.config.clickhouse.nodes.map((n) => n.name).sort().join(", ");
+  const actual = (rows[0]?.replicas ?? []).join(", ");
+  run.add(name, actual === expected, expected, actual || "(none)");
+}
+
+async function checkDistributedRead(run: CheckRun): Promise<void> {
+  const seen: { node: string; through: number; local: number }[] = [];
+  for (const node of run.config.clickhouse.nodes) {
+    const rows = await run.rows<{ through_distributed: string; local_rows: string }>(
+      `distributed cross-read from ${node.name}`, "distributed-cross-read.sql", "reader", node.name);
+    if (!rows) return;
+    seen.push({ node: node.name, through: Number(rows[0]?.through_distributed ?? 0), local: Number(rows[0]?.local_rows ?? 0) });
+  }
+  const sum = seen.reduce((s, n) => s + n.local, 0);
+  const locals = seen.map((n) => `${n.node} ${n.local}`).join(", ");
+  for (const n of seen) {
+    const ok = n.through === sum && seen.every((s) => s.local > 0);
+    run.add(`distributed cross-read from ${n.node} (ods.event_dist)`, ok, `${sum} rows (sum of local shards, each > 0)`, `${n.through} rows`, `local rows: ${locals}`);
+  }
+}
+
+async function checkDdlQueue(run: CheckRun, queuePath: string, hostsOverride: number | undefined): Promise<void> {
+  const name = "distributed DDL queue has no unfinished entries";
+  const first = run.config.clickhouse.nodes[0]?.name ?? "";
+  const entries = await run.rows<{ name: string; hosts: number }>(name, "ddl-queue-entries.sql", "reader", first, {
+    ddl_queue_path: quoteString(queuePath),
+  });
+  if (!entries) return;
+  const unfinished: string[] = [];
+  for (const entry of entries) {
+    const rows = await run.rows<{ finished: string }>(name, "ddl-queue-entry.sql", "reader", first, {
+      entry_path: quoteString(`${queuePath}/${entry.name}`),
+    });
+    if (!rows) return;
+    const finished = Number(rows[0]?.finished ?? 0);
+    const hosts = hostsOverride ?? entry.hosts;
+    if (finished < hosts) unfinished.push(`${entry.name} (${finished}/${hosts} hosts)`);
+  }
+  const detail = unfinished.length > 0 ? `unfinished: ${unfinished.slice(0, 10).join(", ")}${unfinished.length > 10 ? ", …" : ""}` : `${entries.length} entries, all finished`;
+  run.add(name, unfinished.length === 0, "0 unfinished", `${unfinished.length} unfinished`, detail);
+}
+
+async function checkWorldCounts(run: CheckRun, expectations: Expectations): Promise<void> {
+  const first = run.config.clickhouse.nodes[0]?.name ?? "";
+  const events = await run.rows<{ d: string; valid: string; refused: string }>("ODS valid hits per day", "ods-events-per-date.sql", "reader", first);
+  const errors = await run.rows<{ d: string; error_class: string; refused: string }>("ODS refused hits per day", "ods-errors-per-date.sql", "reader", first);
+  const sessions = await run.rows<{ d: string; sessions: string; hits: string }>("DDS session hits per day", "dds-sessions-per-date.sql", "reader", first);
+  const marts = await run.rows<{ d: string; funnel_pageviews: string; funnel_cart_adds: string; funnel_purchases: string; traffic_pageviews: string }>(
+    "DM event counts per day", "dm-marts-per-date.sql", "reader", first);
+  const orders = await run.rows<{ snapshot: string; status: string; orders: string }>("ODS orders of the newest snapshot", "ods-orders-latest-snapshot.sql", "reader", first);
+  for (const r of compareDayCounts(expectations, { events, errors, sessions, marts })) run.results.push(r);
+  if (orders) for (const r of compareLatestSnapshot(expectations, orders)) run.results.push(r);
+}
+
+/** Every check-clickhouse check; results in a stable order (cluster first, then the world's counts). */
+export async function runClickHouseChecks(input: ClickHouseChecksInput): Promise<CheckResult[]> {
+  const run = new CheckRun(input.config ?? loadStandConfig(), input.signal);
+  try {
+    await checkTopology(run);
+    await checkMacros(run);
+    await checkFanout(run);
+    await checkDistributedRead(run);
+    await checkDdlQueue(run, input.ddlQueuePath ?? DDL_QUEUE_PATH, input.ddlQueueHosts);
+    await checkWorldCounts(run, input.expectations);
+    return run.results;
+  } finally {
+    await run.close();
+  }
+}
