@@ -72,14 +72,20 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** The error's message, with its cause's when that adds something. */
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? err.cause.message : "";
+  return cause && !err.message.includes(cause) ? `${err.message}: ${cause}` : err.message;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   try {
     await buildProgram().parseAsync([...argv], { from: "user" });
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
-    const cause = err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err);
-    logger.error(cause);
+    logger.error(describeError(err));
     return err instanceof GeneratorConfigError ? 2 : 1;
   }
 }

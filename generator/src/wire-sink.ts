@@ -13,6 +13,12 @@ const ERROR_NAMES: Readonly<Record<number, string>> = {
   10: "MESSAGE_TOO_LARGE", 19: "NOT_ENOUGH_REPLICAS", 29: "TOPIC_AUTHORIZATION_FAILED", 35: "UNSUPPORTED_VERSION", 87: "INVALID_RECORD",
 };
 
+/** Errors a resend can cure: leadership not settled yet, or a slow broker. */
+const RETRIABLE_ERRORS: ReadonlySet<number> = new Set([3, 6, 7, 19]);
+const MAX_ATTEMPTS = 5;
+/** Size prefix, api key and api version come before the correlation id. */
+const CORRELATION_ID_OFFSET = 8;
+
 export class KafkaProduceError extends Error {
   constructor(
     readonly topic: string,
@@ -202,19 +208,32 @@ export class WireSink implements MessageSink {
     if (!builder || builder.records === 0) return;
     while (this.pending.size >= this.options.inFlight) await Promise.race(this.pending);
     this.throwIfFailed();
-    const correlationId = this.correlationId++;
     const connection = this.connections[partition] as BrokerConnection;
-    const sending: Promise<void> = connection
-      .request(correlationId, builder.finish(correlationId, 30_000, Date.now()))
-      .then((results) => {
-        const refused = results.find((r) => r.errorCode !== 0);
-        if (refused) throw new KafkaProduceError(refused.topic, refused.partition, refused.errorCode);
-      })
+    const sending: Promise<void> = this.produceWithRetry(connection, builder.finish(0, 30_000, Date.now()))
       .catch((err: unknown) => {
         this.failure ??= err instanceof Error ? err : new Error("produce failed", { cause: err });
       })
       .finally(() => this.pending.delete(sending));
     this.pending.add(sending);
+  }
+
+  /**
+   * Sends one request, resending the same bytes (under a new correlation id) when the broker
+   * answers with a retriable error, as right after a topic is created. The leader is not looked
+   * up again: the stand has one broker; a moved leader fails the run, which its DAG retries.
+   */
+  private async produceWithRetry(connection: BrokerConnection, request: Buffer): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const correlationId = this.correlationId++;
+      request.writeInt32BE(correlationId, CORRELATION_ID_OFFSET);
+      const refused = (await connection.request(correlationId, request)).find((r) => r.errorCode !== 0);
+      if (!refused) return;
+      if (!RETRIABLE_ERRORS.has(refused.errorCode) || attempt >= MAX_ATTEMPTS) {
+        throw new KafkaProduceError(refused.topic, refused.partition, refused.errorCode);
+      }
+      this.options.logger.warn(`${refused.topic}[${refused.partition}]: ${ERROR_NAMES[refused.errorCode] ?? refused.errorCode}, resending (attempt ${attempt + 1})`);
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
   }
 
   private throwIfFailed(): void {
