@@ -2,7 +2,9 @@
 -- reason. Not a statement: tasks/orders.ts pastes this expression into both parse statements as
 -- the placeholder orders.verdict, so the valid and the error route cannot disagree.
 --   not_an_object    not a single JSON object
---   keyset_mismatch  its top-level keys (items' inner objects cut out first) are not exactly the 11
+--   keyset_mismatch  its top-level keys are not exactly the 11 (keys of nested objects, up to two
+--                    levels deep, e.g. items' lines, are cut out first: the outer braces are
+--                    dropped, then innermost {…} are replaced twice)
 --   field_invalid    a value of the wrong kind: order_id a non-empty string; user_id an integer
 --                    that fits UInt64 (no sign, no leading zero); status created/paid/cancelled;
 --                    created_at/updated_at YYYY-MM-DDTHH:MM:SS.mmmZ and a real instant; the four
@@ -14,7 +16,9 @@
 -- Only functions that cannot throw are used (match, …OrZero parsers, comparisons).
 multiIf(
     NOT match(raw, '^[[:space:]]*[{].*[}][[:space:]]*$'), 'not_an_object',
-    arraySort(extractAll(replaceRegexpAll(raw, '"items"[[:space:]]*:[[:space:]]*\\[[^\\]]*\\]', '"items":[]'), '"([A-Za-z0-9_]+)"[[:space:]]*:'))
+    arraySort(extractAll(
+        replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(raw, '^[[:space:]]*[{]|[}][[:space:]]*$', ''), '[{][^{}]*[}]', 'O'), '[{][^{}]*[}]', 'O'),
+        '"([A-Za-z0-9_]+)"[[:space:]]*:'))
         != ['created_at', 'delivery', 'discount', 'items', 'items_total', 'order_id', 'snapshot_date', 'status', 'total', 'updated_at', 'user_id'],
         'keyset_mismatch',
     NOT (
