@@ -23,7 +23,7 @@ export const TWO_COOKIE_BUYER_PERCENT = 15;
 /** Chance, per visit day of a buyer, that one of the day's sessions ends in a purchase. */
 export const BUYER_PURCHASE_PERCENT = 38;
 /** Share of hits made semantically invalid, in per-mille of pageviews. */
-export const INVALID_PAGEVIEW_PERMILLE = 6;
+export const INVALID_PAGEVIEW_PERMILLE = 5;
 
 /** Top-level branches of the stream tree. Positions, not names: never renumber, only append. */
 export const Branch = { COHORT: 1, COHORT_SIZE: 2, DAY: 3, ID_KEYS: 4 } as const;
