@@ -32,11 +32,12 @@ export class DdlStatementError extends WorldTaskError {
     readonly file: string,
     readonly statement: SqlStatement,
     readonly serverText: string,
+    readonly where: string,
     options?: { cause?: unknown },
   ) {
     super(
       STEP,
-      `${file}: statement ${statement.number} (line ${statement.line}) failed: ${statement.firstLine}\n` +
+      `${file}: statement ${statement.number} (line ${statement.line}) failed ${where}: ${statement.firstLine}\n` +
         `  server said: ${serverText}\n` +
         "  fix the file (or the server state it needs) and rerun this task; statements before it were applied and are re-runnable",
       options,
@@ -71,7 +72,8 @@ async function runStatement(clickhouse: StandClickHouse, fileName: string, state
     await clickhouse.command(sql);
   } catch (err) {
     const serverText = err instanceof ClickHouseStatementError ? err.serverText : err instanceof Error ? err.message : String(err);
-    throw new DdlStatementError(fileName, statement, serverText, { cause: err });
+    const { account, node } = clickhouse.target;
+    throw new DdlStatementError(fileName, statement, serverText, `as ${account} on ${node}`, { cause: err });
   }
 }
 

@@ -107,6 +107,13 @@ async function imageExists(docker: Docker, image: string): Promise<boolean> {
   }
 }
 
+/** The generator image a build context makes: its files (after .dockerignore), their hash and the tag named by it. */
+export async function generatorImageFor(contextDir: string): Promise<{ files: string[]; hash: string; image: string }> {
+  const files = await listBuildContext(contextDir);
+  const hash = await hashInputs([{ root: contextDir, files, label: "context" }]);
+  return { files, hash, image: `${GENERATOR_IMAGE_REPOSITORY}:${hash.slice(0, 16)}` };
+}
+
 async function buildGeneratorImage(input: BuildGeneratorInput): Promise<GeneratorBuild> {
   const contextDir = input.generatorDir ?? GENERATOR_DIR;
   if (!(await exists(path.join(contextDir, "Dockerfile")))) {
@@ -118,9 +125,7 @@ async function buildGeneratorImage(input: BuildGeneratorInput): Promise<Generato
   } catch (err) {
     throw new WorldTaskError(STEP, `no Docker engine answers (${(err as Error).message}); start Docker or use the local generator mode`, { cause: err });
   }
-  const files = await listBuildContext(contextDir);
-  const hash = await hashInputs([{ root: contextDir, files, label: "context" }]);
-  const image = `${GENERATOR_IMAGE_REPOSITORY}:${hash.slice(0, 16)}`;
+  const { files, hash, image } = await generatorImageFor(contextDir);
   if (await imageExists(docker, image)) {
     input.log(`generator image ${image}: exists, reusing it`);
     return { mode: "docker", hash, image, reused: true };

@@ -1,0 +1,167 @@
+// End to end on the real stand, as world_initialize does it, for one day: this file OWNS the
+// world's databases (stg ods dds dm dic), topics (hits, orders) and consumer groups for its
+// duration, since the DDL fixes those names. It cleans the world, creates the topics, applies every
+// DDL file in order, builds the generator (local mode), plays day 0 and waits for ODS; then checks
+// the counts against the passport exactly, replays the day (ODS stays deduplicated), and pulls the
+// day-0 order snapshot through the orders reader with a direct SELECT. It drops the world at the end.
+// Other tests use the same databases, so the whole file runs under the shared world lock.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { Kafka, logLevel } from "kafkajs";
+import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
+import { detectPlatform } from "../../src/clickhouse/platform.ts";
+import { quoteString } from "../../src/clickhouse/sql.ts";
+import { kafkaBroker, loadStandConfig } from "../../src/config/stand.ts";
+import { HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
+import { WorldTaskError } from "../../src/world/io.ts";
+import { invalidTotal, loadPassport, type Passport, type PassportDay } from "../../src/world/passport.ts";
+import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
+import { dropApplicationDatabases } from "../../tasks/databases.ts";
+import { applyDdlFile, listDdlFiles } from "../../tasks/ddl.ts";
+import { buildGenerator, type GeneratorBuild } from "../../tasks/generator-build.ts";
+import { runGenerator } from "../../tasks/generator-run.ts";
+import { createTopics, deleteTopics } from "../../tasks/topics.ts";
+import { waitForOds } from "../../tasks/wait-for-ods.ts";
+import { holdWorldLock, type WorldLock } from "../etl/world-lock.ts";
+import { recordingIo } from "./helpers.ts";
+
+const config = loadStandConfig();
+const [node1, node2] = config.clickhouse.nodes;
+let passport: Passport;
+let day0: PassportDay;
+let generator: GeneratorBuild;
+let etl: StandClickHouse;
+let worldLock: WorldLock | undefined;
+
+async function cleanWorld(): Promise<void> {
+  const io = recordingIo();
+  await dropApplicationDatabases(io);
+  await deleteConsumerGroups(io);
+  await deleteTopics(io);
+}
+
+async function count(sql: string, on: StandClickHouse = etl): Promise<number> {
+  const rows = await on.query<{ n: string }>(sql);
+  return Number(rows[0]?.n ?? Number.NaN);
+}
+
+async function playDay0(): Promise<void> {
+  await runGenerator({ ...recordingIo(true), build: generator, args: ["batch", "--day", "0", "--brokers", kafkaBroker(config), "--topic", HITS_TOPIC.name] });
+}
+
+before(async () => {
+  passport = await loadPassport();
+  const day = passport.days[0];
+  assert.ok(day && node1 && node2);
+  day0 = day;
+  worldLock = await holdWorldLock((line) => console.log(`  ${line}`));
+  etl = connectClickHouse({ account: "etl" });
+  await cleanWorld();
+});
+
+after(async () => {
+  try {
+    await cleanWorld();
+    await etl.close();
+  } finally {
+    await worldLock?.release();
+  }
+});
+
+test("topics, every DDL file in order, the generator build: the world's skeleton", async () => {
+  const io = recordingIo(true);
+  await createTopics(io);
+  for (const file of await listDdlFiles()) await applyDdlFile({ ...io, file });
+  generator = await buildGenerator({ ...io, mode: "local" });
+  for (const node of [node1, node2]) {
+    const ch = connectClickHouse({ node: node?.name, account: "etl" });
+    assert.equal(await count("SELECT count() AS n FROM dic.products", ch), 180, `the whole catalog on ${node?.name}`);
+    await ch.close();
+  }
+});
+
+test("day 0 reaches ODS exactly: valid hits in ods.event_dist, each invalid kind in ods.event_errors_dist with its reason", async () => {
+  await playDay0();
+  const reached = await waitForOds({ ...recordingIo(true), passport, days: [0], timeoutMs: 120_000 });
+  assert.equal(reached.eventRows + reached.errorRows, day0.events);
+  const date = quoteString(day0.date);
+  assert.equal(await count(`SELECT count() AS n FROM ods.event_dist WHERE EventDate = ${date}`), day0.valid);
+  assert.equal(await count(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = ${date}`), day0.valid);
+  const byClass = await etl.query<{ error_class: string; n: string }>("SELECT error_class, count() AS n FROM ods.event_errors_dist GROUP BY error_class ORDER BY error_class");
+  const expected = Object.entries(day0.invalid).filter(([, n]) => n > 0).sort(([a], [b]) => a.localeCompare(b)).map(([kind, n]) => ({ error_class: kind, n: String(n) }));
+  assert.deepEqual(byClass, expected, "every invalid hit has the reason its kind names, and nothing else is an error");
+  assert.equal(await count("SELECT count() AS n FROM stg.hits_raw_dist"), day0.events, "stg holds every message once");
+  // the typed columns came through: times are UTC instants of the day, money is exact
+  const sample = await etl.query<{ t: string; types: string }>(
+    `SELECT toString(min(UTCEventTime)) AS t, arrayStringConcat(groupUniqArray(toString(EventType)), ',') AS types FROM ods.event_dist WHERE EventDate = ${date}`,
+  );
+  assert.match(sample[0]?.t ?? "", /^2026-05-31 2\d:\d\d:\d\d$/, "the counter day starts at 20:00 UTC the day before");
+  assert.deepEqual((sample[0]?.types ?? "").split(",").sort(), ["add_to_cart", "pageview", "purchase"]);
+});
+
+test("both nodes read the hits topic (one partition each) into their own shard of stg", async () => {
+  for (const node of [node1, node2]) {
+    const ch = connectClickHouse({ node: node?.name, account: "etl" });
+    const local = await count("SELECT count() AS n FROM stg.hits_raw", ch);
+    await ch.close();
+    assert.ok(local > 0 && local < day0.events, `${node?.name} landed ${local} of ${day0.events}`);
+  }
+});
+
+test("waitForOds times out naming the counts it saw and the total it expected", async () => {
+  const day1 = passport.days[1];
+  assert.ok(day1);
+  await assert.rejects(waitForOds({ ...recordingIo(), passport, days: [0, 1], timeoutMs: 2000, pollMs: 500 }), (err: unknown) => {
+    assert.ok(err instanceof WorldTaskError);
+    assert.match(err.message, new RegExp(`saw ${day0.valid} event rows for 2 passport date\\(s\\) \\+ ${invalidTotal(day0)} error rows = ${day0.events} of ${day0.events + day1.events}`));
+    return true;
+  });
+});
+
+test("replaying day 0 leaves ODS deduplicated: FINAL and uniqExact(WatchID) still equal the passport", async () => {
+  await playDay0();
+  let landed = 0;
+  const deadline = Date.now() + 120_000;
+  while ((landed = await count("SELECT count() AS n FROM stg.hits_raw_dist")) < 2 * day0.events && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  assert.equal(landed, 2 * day0.events, "stg keeps both deliveries (no dedup in stg)");
+  const errorDeadline = Date.now() + 30_000;
+  while ((await count("SELECT count() AS n FROM ods.event_errors_dist")) < 2 * invalidTotal(day0) && Date.now() < errorDeadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const date = quoteString(day0.date);
+  assert.equal(await count(`SELECT count() AS n FROM ods.event_dist FINAL WHERE EventDate = ${date}`), day0.valid);
+  assert.equal(await count(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = ${date}`), day0.valid);
+  assert.equal(await count(`SELECT count() AS n FROM ods.event_v WHERE EventDate = ${date}`), day0.valid);
+  assert.equal(await count("SELECT count() AS n FROM ods.event_errors_dist"), 2 * invalidTotal(day0), "errors are a log: a replay logs them again");
+});
+
+test("the orders reader (node 1, no view) takes a snapshot by direct SELECT and commits what it read", async () => {
+  const snapshot = passport.snapshots[0];
+  assert.ok(snapshot);
+  await runGenerator({ ...recordingIo(true), build: generator, args: ["snapshot", "--day", "0", "--brokers", kafkaBroker(config), "--topic", ORDERS_TOPIC.name] });
+  const platform = await detectPlatform(etl);
+  const pull = `INSERT INTO stg.orders_raw_dist (raw, kafka_topic, kafka_partition, kafka_offset, _load_id, _load_ts)
+    SELECT raw, ${quoteString(ORDERS_TOPIC.name)}, NULL, NULL, 'world-e2e', now() FROM stg.orders_raw_kafka`;
+  const settings = { ...platform.kafkaDirectSelectSettings(), ...platform.syncDistributedInsertSettings() };
+  const deadline = Date.now() + 60_000;
+  let pulls = 0;
+  // a reader joins its group on the first SELECT; until the partition is assigned a poll returns nothing
+  while ((await count("SELECT count() AS n FROM stg.orders_raw_dist")) < snapshot.orders && Date.now() < deadline) {
+    await etl.command(pull, settings);
+    pulls++;
+  }
+  console.log(`  ${snapshot.orders} orders pulled in ${pulls} direct SELECT(s)`);
+  assert.equal(await count("SELECT count() AS n FROM stg.orders_raw_dist"), snapshot.orders);
+  await etl.command(pull, settings);
+  assert.equal(await count("SELECT count() AS n FROM stg.orders_raw_dist"), snapshot.orders, "a further SELECT finds nothing new: offsets were committed");
+  const raws = await etl.query<{ raw: string }>("SELECT raw FROM stg.orders_raw_dist LIMIT 50");
+  for (const { raw } of raws) assert.equal(Object.keys(JSON.parse(raw) as object).length, 11, "each document arrives whole (11 keys)");
+  const kafka = new Kafka({ clientId: "world-e2e", brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const offsets = await admin.fetchOffsets({ groupId: ORDERS_CONSUMER_GROUP, topics: [ORDERS_TOPIC.name] });
+  await admin.disconnect();
+  assert.equal(Number(offsets[0]?.partitions[0]?.offset), snapshot.orders, "the group committed the end of the snapshot");
+});
