@@ -19,6 +19,7 @@ import { monitorRoutes } from "./routes/monitor.ts";
 import { taskInstanceRoutes } from "./routes/taskInstances.ts";
 import { variableRoutes } from "./routes/variables.ts";
 import { createWebRouter } from "../web/router.ts";
+import { systemRoutes } from "../world-api/routes.ts";
 
 export const API_VERSION = "2.0.0-stand";
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -52,6 +53,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     ...dagRunRoutes(context),
     ...taskInstanceRoutes(context),
     ...variableRoutes(context),
+    ...systemRoutes(context),
     ...monitorRoutes(context, () => (document ??= buildOpenApiDocument(specs, { version: API_VERSION }))),
   ];
 

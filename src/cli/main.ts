@@ -8,6 +8,7 @@ import { apiBaseUrl, loadStandConfig } from "../config/stand.ts";
 import { CliError, EXIT, RunnerApiClient } from "./client.ts";
 import * as commands from "./commands.ts";
 import type { CommandContext } from "./commands.ts";
+import { schemaStatus } from "./schema.ts";
 
 interface GlobalOptions {
   apiUrl?: string;
@@ -90,6 +91,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   program.command("pause <dag_id>").description("pause a DAG").action(action((ctx, dagId: string) => commands.setPaused(ctx, dagId, true)));
   program.command("unpause <dag_id>").description("unpause a DAG").action(action((ctx, dagId: string) => commands.setPaused(ctx, dagId, false)));
   program.command("health").description("health of the metadatabase and scheduler (exit 1 if unhealthy)").action(action((ctx) => commands.showHealth(ctx)));
+
+  program
+    .command("schema")
+    .description("the world's DDL: sql/ddl/ against what the world was built with")
+    .command("status")
+    .description("every DDL file with its drift flag (changed, new, removed); exit 1 on drift")
+    .action(action((ctx) => schemaStatus(ctx)));
 
   const vars = program.command("vars").description("read and change variables");
   vars.command("list").description("list variables").action(action((ctx) => commands.listVariables(ctx)));

@@ -1,0 +1,22 @@
+// dds_transform — build dds.order, dds.session, dds.identity for the days the data says are due
+// (sql/etl/00-dds-dates-to-process.sql), as etl. Every row carries this run's id as _load_id.
+import { z } from "zod";
+import { defineDag } from "../src/runner/dag.ts";
+import { runDdsTransform } from "../tasks/etl.ts";
+import { taskIo } from "./support/world-io.ts";
+
+export default defineDag({
+  id: "dds_transform",
+  description: "Build the DDS layer (orders, sessions, identities) for the days that are due",
+  schedule: null,
+  isPausedUponCreation: false,
+  maxActiveRuns: 1,
+  params: z.object({}).strict(),
+  defaults: { retries: 0, executionTimeoutMs: 20 * 60_000 },
+  fileloc: "dags/dds_transform.ts",
+})
+  .task("build_dds", async (ctx) => {
+    const report = await runDdsTransform({ ...taskIo(ctx), loadId: ctx.runId });
+    ctx.log.info(`dds built for [${report.dates.join(", ")}]: ${report.files.length} files, version ${report.version}`);
+  })
+  .build();

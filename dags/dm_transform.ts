@@ -1,0 +1,22 @@
+// dm_transform — build the marts (daily traffic, funnel, revenue, DQ errors) for the days DM is
+// behind DDS (sql/etl/01-dm-dates-to-process.sql), as etl.
+import { z } from "zod";
+import { defineDag } from "../src/runner/dag.ts";
+import { runDmTransform } from "../tasks/etl.ts";
+import { taskIo } from "./support/world-io.ts";
+
+export default defineDag({
+  id: "dm_transform",
+  description: "Build the DM marts for the days DM is behind DDS",
+  schedule: null,
+  isPausedUponCreation: false,
+  maxActiveRuns: 1,
+  params: z.object({}).strict(),
+  defaults: { retries: 0, executionTimeoutMs: 20 * 60_000 },
+  fileloc: "dags/dm_transform.ts",
+})
+  .task("build_dm", async (ctx) => {
+    const report = await runDmTransform({ ...taskIo(ctx), loadId: ctx.runId });
+    ctx.log.info(`dm built for [${report.dates.join(", ")}]: ${report.files.length} files, version ${report.version}`);
+  })
+  .build();

@@ -1,0 +1,103 @@
+// world_initialize — create the world if there is none; change nothing on a ready one.
+// The seed's contract, one task per step (SPEC "DAG contracts"):
+//   1 read_position       decide: create, end green with no change (world exists), or refuse
+//   2 create_topics       hits (2 partitions), orders (1) — before the DDL
+//   3 ddl_<file>          one task per sql/ddl file, in name order, as lifecycle from node 1;
+//                         each applied file is recorded in the schema ledger
+//   4 build_generator     the canonical generator build
+//   5 play_starting_days  one batch run: days 0 … WORLD_STARTING_DAYS-1
+//   6 wait_for_ods        ODS rows for the passport dates + error rows >= the passport's events
+//   7 send_order_snapshots  second generator run, snapshots of days 0 … 6
+//   8 orders_ingest       waiting trigger; continue only on its success
+//   9 set_position        world_position := WORLD_STARTING_DAYS
+//  10 etl_pipeline        waiting trigger (dds_transform, then dm_transform)
+import { z } from "zod";
+import { defineDag } from "../src/runner/dag.ts";
+import type { TaskContext } from "../src/runner/dag.ts";
+import { NonRetryableError } from "../src/runner/errors.ts";
+import { recordAppliedDdl } from "../src/world-api/schema-ledger.ts";
+import { describePosition, initializeDecision } from "../src/world-api/world-position.ts";
+import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
+import { createTopics } from "../tasks/topics.ts";
+import { waitForOds } from "../tasks/wait-for-ods.ts";
+import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
+import { passport, readWorldPosition, setWorldPosition, taskIo } from "./support/world-io.ts";
+
+export const DAG_ID = "world_initialize";
+
+/** Task ids come from the DDL file names, read once when the DAG loads (a new file needs a runner restart). */
+export const DDL_FILES: readonly string[] = await listDdlFiles();
+export function ddlTaskId(file: string): string {
+  return `ddl_${file.replace(/\.sql$/, "")}`;
+}
+
+const MINUTE = 60_000;
+
+async function decide(ctx: TaskContext<unknown>) {
+  const reading = await readWorldPosition(ctx);
+  const { WORLD_STARTING_DAYS } = await passport();
+  const decision = initializeDecision(reading, WORLD_STARTING_DAYS);
+  if (decision.action === "refuse") throw new NonRetryableError(decision.message);
+  if (decision.action === "exists") {
+    ctx.log.info(`world exists at position ${decision.position}; nothing to do`);
+    return { shortCircuit: true } as const;
+  }
+  ctx.log.info(`${describePosition(reading)}: creating the world (WORLD_STARTING_DAYS ${WORLD_STARTING_DAYS})`);
+  return undefined;
+}
+
+async function applyAndRecord(ctx: TaskContext<unknown>, file: string): Promise<void> {
+  const applied = await applyDdlFile({ ...taskIo(ctx), file });
+  await recordAppliedDdl({
+    file: applied.file,
+    checksum: applied.checksum,
+    statements: applied.statements,
+    dagId: ctx.dagId,
+    runId: ctx.runId,
+    taskId: ctx.taskId,
+    serverVersion: applied.platformVersion,
+  });
+  ctx.log.info(`${applied.file}: ${applied.statements} statements applied; ledger: sha256 ${applied.checksum}`);
+}
+
+const dag = defineDag({
+  id: DAG_ID,
+  description: "Create the world if there is none (topics, DDL, starting days, orders, position, ETL); changes nothing on a ready one",
+  schedule: null,
+  isPausedUponCreation: false,
+  maxActiveRuns: 1,
+  params: z.object({}).strict(),
+  defaults: { retries: 0, executionTimeoutMs: 10 * MINUTE },
+  fileloc: "dags/world_initialize.ts",
+})
+  .task("read_position", { executionTimeoutMs: MINUTE }, decide)
+  .task("create_topics", { upstream: ["read_position"], retries: 2, retryDelayMs: 2000 }, (ctx) => createTopics(taskIo(ctx)));
+
+let previous = "create_topics";
+for (const file of DDL_FILES) {
+  dag.task(ddlTaskId(file), { upstream: [previous], description: `apply sql/ddl/${file}` }, (ctx) => applyAndRecord(ctx, file));
+  previous = ddlTaskId(file);
+}
+
+export default dag
+  .task("build_generator", { upstream: [previous], retries: 1 }, async (ctx) => {
+    const build = await buildWorldGenerator(ctx);
+    ctx.log.info(`generator build ${build.hash.slice(0, 12)} (${build.mode}${build.reused ? ", reused" : ""})`);
+  })
+  .task("play_starting_days", { upstream: ["build_generator"] }, async (ctx) => {
+    const { WORLD_STARTING_DAYS } = await passport();
+    await runWorldGenerator(ctx, ["batch", "--day", "0", "--days", String(WORLD_STARTING_DAYS)]);
+  })
+  .task("wait_for_ods", { upstream: ["play_starting_days"] }, async (ctx) => {
+    await waitForOds({ ...taskIo(ctx), passport: await passport(), timeoutMs: 8 * MINUTE });
+  })
+  .task("send_order_snapshots", { upstream: ["wait_for_ods"] }, async (ctx) => {
+    const { snapshots } = await passport();
+    await runWorldGenerator(ctx, ["snapshot", "--day", "0", "--days", String(snapshots.length)]);
+  })
+  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshots"], triggerDagId: "orders_ingest" })
+  .task("set_position", { upstream: ["orders_ingest"], executionTimeoutMs: MINUTE }, async (ctx) => {
+    await setWorldPosition(ctx, (await passport()).WORLD_STARTING_DAYS);
+  })
+  .waitingTrigger("etl_pipeline", { upstream: ["set_position"], triggerDagId: "etl_pipeline" })
+  .build();

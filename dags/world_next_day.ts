@@ -1,0 +1,56 @@
+// world_next_day — play the next `days` days (1 … 7) of the world as fast as possible.
+// Guarded: red unless world_position >= WORLD_STARTING_DAYS. With P the position read:
+//   1 read_position          the guard; logs the days to play (P … P+days-1)
+//   2 build_generator        the canonical generator build
+//   3 play_days              one batch run: days P … P+days-1
+//   4 wait_for_hits          the hits readers consumed every message, and ODS has each new date
+//   5 send_order_snapshots   snapshots P-1 … P+days-2 (the run that plays day D sends snapshot D-1)
+//   6 orders_ingest          waiting trigger
+//   7 set_position           world_position := P+days (set, never incremented)
+//   8 etl_pipeline           waiting trigger
+// Run step DAGs one at a time (pause world_live first): each task reads P again.
+import { z } from "zod";
+import { defineDag } from "../src/runner/dag.ts";
+import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
+import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
+import { guardedPosition } from "./support/step-position.ts";
+import { setWorldPosition, taskIo } from "./support/world-io.ts";
+
+const MINUTE = 60_000;
+
+export default defineDag({
+  id: "world_next_day",
+  description: "Play the next days of the world (conf.days, 1 … 7) in batch, ingest them and their order snapshots, advance the position, run the ETL",
+  schedule: null,
+  isPausedUponCreation: false,
+  maxActiveRuns: 1,
+  params: z.object({ days: z.number().int().min(1).max(7).default(1) }).strict(),
+  defaults: { retries: 0, executionTimeoutMs: 15 * MINUTE },
+  fileloc: "dags/world_next_day.ts",
+})
+  .task("read_position", { executionTimeoutMs: MINUTE }, async (ctx) => {
+    const { position } = await guardedPosition(ctx);
+    ctx.log.info(`world_position is ${position}: playing days ${position} … ${position + ctx.conf.days - 1}`);
+  })
+  .task("build_generator", { upstream: ["read_position"], retries: 1 }, async (ctx) => {
+    await buildWorldGenerator(ctx);
+  })
+  .task("play_days", { upstream: ["build_generator"] }, async (ctx) => {
+    const { position } = await guardedPosition(ctx);
+    await runWorldGenerator(ctx, ["batch", "--day", String(position), "--days", String(ctx.conf.days)]);
+  })
+  .task("wait_for_hits", { upstream: ["play_days"] }, async (ctx) => {
+    const { position, startDate } = await guardedPosition(ctx);
+    await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, ctx.conf.days), 12 * MINUTE);
+  })
+  .task("send_order_snapshots", { upstream: ["wait_for_hits"] }, async (ctx) => {
+    const { position } = await guardedPosition(ctx);
+    await runWorldGenerator(ctx, ["snapshot", "--day", String(position - 1), "--days", String(ctx.conf.days)]);
+  })
+  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshots"], triggerDagId: "orders_ingest" })
+  .task("set_position", { upstream: ["orders_ingest"], executionTimeoutMs: MINUTE }, async (ctx) => {
+    const { position } = await guardedPosition(ctx);
+    await setWorldPosition(ctx, position + ctx.conf.days);
+  })
+  .waitingTrigger("etl_pipeline", { upstream: ["set_position"], triggerDagId: "etl_pipeline" })
+  .build();

@@ -1,0 +1,35 @@
+// world_recreate — destroy the world and create it again (make rebuild-storage).
+// The seed's contract, one task per step; creation is delegated, not repeated here:
+//   1 invalidate_position     world_position := -1 (the old world is invalid before anything happens to it)
+//   2 drop_databases          stg dm dds ods dic — first, so the ClickHouse Kafka readers stop existing
+//   3 delete_consumer_groups  clickstream_hits, clickstream_orders (a live reader holds its group: refused)
+//     delete_topics           hits, orders
+//   4 reset_position          world_position := 0, only after a clean cleanup
+//   5 world_initialize        waiting trigger; its result is this run's result
+// A failure in 2-3 leaves -1, and world_initialize (make up) then refuses until this DAG succeeds.
+import { z } from "zod";
+import { defineDag } from "../src/runner/dag.ts";
+import { dropApplicationDatabases } from "../tasks/databases.ts";
+import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
+import { deleteTopics } from "../tasks/topics.ts";
+import { setWorldPosition, taskIo } from "./support/world-io.ts";
+
+const MINUTE = 60_000;
+
+export default defineDag({
+  id: "world_recreate",
+  description: "Destroy the world (position -1, databases, consumer groups, topics, position 0) and create it again through world_initialize",
+  schedule: null,
+  isPausedUponCreation: false,
+  maxActiveRuns: 1,
+  params: z.object({}).strict(),
+  defaults: { retries: 0, executionTimeoutMs: 10 * MINUTE },
+  fileloc: "dags/world_recreate.ts",
+})
+  .task("invalidate_position", { executionTimeoutMs: MINUTE }, (ctx) => setWorldPosition(ctx, -1))
+  .task("drop_databases", { upstream: ["invalidate_position"] }, (ctx) => dropApplicationDatabases(taskIo(ctx)))
+  .task("delete_consumer_groups", { upstream: ["drop_databases"] }, (ctx) => deleteConsumerGroups(taskIo(ctx)))
+  .task("delete_topics", { upstream: ["delete_consumer_groups"], retries: 1, retryDelayMs: 2000 }, (ctx) => deleteTopics(taskIo(ctx)))
+  .task("reset_position", { upstream: ["delete_topics"], executionTimeoutMs: MINUTE }, (ctx) => setWorldPosition(ctx, 0))
+  .waitingTrigger("world_initialize", { upstream: ["reset_position"], triggerDagId: "world_initialize" })
+  .build();

@@ -1,0 +1,115 @@
+// `node --import tsx src/stand/up.ts <command>`: the make targets that bring the world up and down.
+//   up               the stand, then the runner (pid file, health), then world_initialize through the
+//                    REST API, waited for; a red run fails loudly with the task and its error
+//   down             the runner, then the stand
+//   rebuild-storage  world_recreate through the REST API, waited for
+//   runner start|stop  only the runner service
+//   smoke            services healthy, runner healthy, world DAGs loaded, world position readable
+//   summary          position, rows per layer, schema drift, web view address
+//   generate batch|live  one generator run against the stand (GENERATOR_DAY etc. from the environment)
+// Shell never applies DDL or edits the position: everything about the world goes through a DAG.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { Command } from "commander";
+import type { DagResponse } from "../api/schemas.ts";
+import { EXIT } from "../cli/client.ts";
+import { apiBaseUrl, kafkaBroker, repoRoot } from "../config/stand.ts";
+import { WORLD_DAG_IDS } from "../world-api/world-position.ts";
+import { ensureRunner, runnerHealthy, stopRunner } from "./runner-service.ts";
+import { standContext, standDown, standStatus, standUp } from "./stand.ts";
+import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./world-report.ts";
+
+const print = (line: string) => console.log(line);
+
+async function up(): Promise<number> {
+  const started = Date.now();
+  const ctx = standContext();
+  await standUp(ctx);
+  await ensureRunner(ctx);
+  if (!(await runWorldDag("world_initialize", "make_up", print))) {
+    console.error("make up: the world is NOT ready (see above). The stand and the runner stay up.");
+    return 1;
+  }
+  print(await renderWorldSummary(apiClient()));
+  print(`make up: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return 0;
+}
+
+async function rebuildStorage(): Promise<number> {
+  await ensureRunner(standContext());
+  print("rebuild-storage: pause world_live and let step DAGs finish first; this destroys the world and creates it again");
+  if (!(await runWorldDag("world_recreate", "rebuild_storage", print))) return 1;
+  print(await renderWorldSummary(apiClient()));
+  return 0;
+}
+
+async function down(): Promise<number> {
+  const ctx = standContext();
+  await stopRunner(ctx);
+  await standDown(ctx);
+  return 0;
+}
+
+interface SmokeCheck {
+  what: string;
+  ok: boolean;
+  detail: string;
+}
+
+async function check(what: string, probe: () => Promise<string>): Promise<SmokeCheck> {
+  try {
+    return { what, ok: true, detail: await probe() };
+  } catch (err) {
+    return { what, ok: false, detail: (err as Error).message };
+  }
+}
+
+async function smoke(): Promise<number> {
+  const client = apiClient();
+  const checks = [
+    ...(await standStatus(standContext())).map((s) => ({ what: s.name, ok: s.healthy, detail: s.detail })),
+    await check("runner", async () => (await runnerHealthy(), `${apiBaseUrl()} healthy`)),
+    await check("world DAGs", async () => {
+      const { dags } = await client.request<{ dags: DagResponse[] }>("GET", "api/v2/dags", { query: { limit: 1000 } });
+      const missing = WORLD_DAG_IDS.filter((id) => !dags.some((d) => d.dag_id === id));
+      if (missing.length > 0) throw new Error(`not loaded: ${missing.join(", ")}`);
+      return `${WORLD_DAG_IDS.length} loaded`;
+    }),
+    await check("world position", async () => `world_position = ${(await readWorldPositionText(client)) ?? "(not set: no world yet)"}`),
+  ];
+  for (const c of checks) print(`${c.ok ? "ok  " : "FAIL"} ${c.what.padEnd(16)} ${c.detail}`);
+  return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+/** Runs the generator CLI once against the stand's broker; its flags come from GENERATOR_* variables. */
+function generate(mode: string): Promise<number> {
+  if (mode !== "batch" && mode !== "live") return Promise.resolve(EXIT.USAGE);
+  const cli = path.join(repoRoot, "generator", "src", "cli.ts");
+  print(`generator ${mode} → ${kafkaBroker()} (GENERATOR_DAY and the other GENERATOR_* variables apply)`);
+  const child = spawn(process.execPath, ["--import", "tsx", cli, mode, "--brokers", kafkaBroker()], { stdio: "inherit", cwd: repoRoot });
+  return new Promise((resolve) => child.on("close", (code) => resolve(code ?? 1)));
+}
+
+function exitWith(work: () => Promise<number>): () => Promise<void> {
+  return async () => {
+    try {
+      process.exitCode = await work();
+    } catch (err) {
+      console.error(`\n${(err as Error).message}`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+const program = new Command().name("up").description("the world's make targets: up, down, rebuild-storage, smoke");
+program.command("up").description("stand, runner, world_initialize (waited for), summary").action(exitWith(up));
+program.command("down").description("stop the runner, then the stand").action(exitWith(down));
+program.command("rebuild-storage").description("world_recreate (waited for), summary").action(exitWith(rebuildStorage));
+program.command("smoke").description("services, runner, DAGs, world position").action(exitWith(smoke));
+program.command("summary").description("world position, rows per layer, schema drift").action(exitWith(async () => (print(await renderWorldSummary(apiClient())), 0)));
+const runner = program.command("runner").description("the runner service alone");
+runner.command("start").description("start (or restart on changed code) and wait for health").action(exitWith(async () => (await ensureRunner(standContext()), 0)));
+runner.command("stop").description("stop it (SIGTERM, then SIGKILL after 30 s)").action(exitWith(async () => (await stopRunner(standContext()), 0)));
+program.command("generate <mode>").description("one generator run (batch or live) against the stand").action((mode: string) => exitWith(() => generate(mode))());
+
+await program.parseAsync();

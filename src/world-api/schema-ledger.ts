@@ -1,0 +1,101 @@
+// The schema ledger (runner migration 000005): world_initialize records every DDL file it applied
+// (file, checksum, run, task, time, server version); the status route reads the world's build back
+// and compares it with sql/ddl/. The build is the rows of the latest run that applied DDL, so a
+// rebuild replaces the previous world's record instead of mixing with it.
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+import { loadStandConfig, postgresUrl } from "../config/stand.ts";
+import { DDL_DIR } from "../world/constants.ts";
+
+export interface LedgerEntry {
+  file: string;
+  checksum: string;
+  statements: number;
+  dagId: string;
+  runId: string;
+  taskId: string;
+  serverVersion: string;
+}
+
+export interface LedgerRow extends LedgerEntry {
+  appliedAt: Date;
+}
+
+export interface DdlFileChecksum {
+  file: string;
+  checksum: string;
+}
+
+/** Postgres error code of "relation does not exist": the runner has not migrated this database yet. */
+export const PG_UNDEFINED_TABLE = "42P01";
+
+const INSERT = `insert into runner.schema_ledger (file, checksum, statements, dag_id, run_id, task_id, server_version)
+                values ($1, $2, $3, $4, $5, $6, $7)`;
+
+// the latest row per file within the run that applied DDL last
+const WORLD_BUILD = `
+  with latest_run as (
+    select run_id from runner.schema_ledger order by applied_at desc, id desc limit 1
+  )
+  select distinct on (l.file)
+         l.file, l.checksum, l.statements, l.dag_id, l.run_id, l.task_id, l.applied_at, l.server_version
+    from runner.schema_ledger l join latest_run r on r.run_id = l.run_id
+   order by l.file, l.applied_at desc, l.id desc`;
+
+interface BuildRow {
+  file: string;
+  checksum: string;
+  statements: number;
+  dag_id: string;
+  run_id: string;
+  task_id: string;
+  applied_at: Date;
+  server_version: string;
+}
+
+/** sha256 of a DDL file's text as written: the same checksum tasks/ddl.ts reports when it applies the file. */
+export function ddlChecksum(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The .sql files of sql/ddl/ in apply (name) order, with their current checksums. */
+export async function currentDdlFiles(dir: string = DDL_DIR): Promise<DdlFileChecksum[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const names = entries.filter((e) => e.isFile() && e.name.endsWith(".sql")).map((e) => e.name);
+  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return Promise.all(names.map(async (file) => ({ file, checksum: ddlChecksum(await readFile(path.join(dir, file), "utf8")) })));
+}
+
+/** The runner database's URL (where the ledger lives), from the stand config. */
+export function runnerDatabaseUrl(): string {
+  const config = loadStandConfig();
+  return postgresUrl(config.postgres.runner_database, config);
+}
+
+/** Records one applied file; a short-lived connection, since a DDL task runs rarely. */
+export async function recordAppliedDdl(entry: LedgerEntry, pgUrl: string = runnerDatabaseUrl()): Promise<void> {
+  const client = new pg.Client({ connectionString: pgUrl, application_name: "schema-ledger" });
+  await client.connect();
+  try {
+    await client.query(INSERT, [entry.file, entry.checksum, entry.statements, entry.dagId, entry.runId, entry.taskId, entry.serverVersion]);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The world's build: per file, what the latest DDL-applying run recorded. Empty before any world. */
+export async function readWorldBuild(db: pg.Pool | pg.Client): Promise<LedgerRow[]> {
+  const { rows } = await db.query<BuildRow>(WORLD_BUILD);
+  return rows.map((r) => ({
+    file: r.file,
+    checksum: r.checksum,
+    statements: r.statements,
+    dagId: r.dag_id,
+    runId: r.run_id,
+    taskId: r.task_id,
+    appliedAt: r.applied_at,
+    serverVersion: r.server_version,
+  }));
+}

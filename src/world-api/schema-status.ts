@@ -1,0 +1,123 @@
+// Schema status: sql/ddl/ as it is now against the world's build in the ledger, file by file, plus
+// the ClickHouse platform probed live. `make up` never applies changed DDL; this is where the
+// difference shows, and `make rebuild-storage` is how the world takes it.
+import { connectClickHouse } from "../clickhouse/client.ts";
+import { detectPlatform } from "../clickhouse/platform.ts";
+import { loadStandConfig } from "../config/stand.ts";
+import type { DdlFileChecksum, LedgerRow } from "./schema-ledger.ts";
+
+/** changed: the file differs from what the world was built with; new: not in the build; removed: in the build, gone from sql/ddl. */
+export type FileDrift = "changed" | "new" | "removed";
+
+export interface FileStatus {
+  file: string;
+  drift: FileDrift | null;
+  current_checksum: string | null;
+  built_checksum: string | null;
+  applied_at: string | null;
+  dag_run_id: string | null;
+  task_id: string | null;
+  server_version: string | null;
+}
+
+export interface PlatformProbe {
+  node: string;
+  version: string | null;
+  has_sql_roles: boolean | null;
+  has_json_functions: boolean | null;
+  has_date_time64: boolean | null;
+  has_sql_dictionaries: boolean | null;
+  error: string | null;
+}
+
+export interface SchemaStatus {
+  /** in_sync: every file as built; drift: at least one file differs; no_build: no world was ever built from sql/ddl. */
+  status: "in_sync" | "drift" | "no_build";
+  drift: boolean;
+  world_position: string | null;
+  build: { dag_id: string; dag_run_id: string; applied_at: string; server_version: string } | null;
+  summary: { unchanged: number; changed: number; new: number; removed: number };
+  files: FileStatus[];
+  platform: PlatformProbe;
+  note: string;
+}
+
+function fileStatus(file: string, current: DdlFileChecksum | undefined, built: LedgerRow | undefined, hasBuild: boolean): FileStatus {
+  let drift: FileDrift | null = null;
+  if (hasBuild && !built) drift = "new";
+  else if (built && !current) drift = "removed";
+  else if (built && current && built.checksum !== current.checksum) drift = "changed";
+  return {
+    file,
+    drift,
+    current_checksum: current?.checksum ?? null,
+    built_checksum: built?.checksum ?? null,
+    applied_at: built?.appliedAt.toISOString() ?? null,
+    dag_run_id: built?.runId ?? null,
+    task_id: built?.taskId ?? null,
+    server_version: built?.serverVersion ?? null,
+  };
+}
+
+/** Pure: the per-file comparison. Removed files are listed after the current ones, by name. */
+export function compareWithBuild(current: readonly DdlFileChecksum[], build: readonly LedgerRow[]): FileStatus[] {
+  const builtByFile = new Map(build.map((row) => [row.file, row]));
+  const currentNames = new Set(current.map((c) => c.file));
+  const hasBuild = build.length > 0;
+  const rows = current.map((c) => fileStatus(c.file, c, builtByFile.get(c.file), hasBuild));
+  const removed = build.filter((row) => !currentNames.has(row.file)).map((row) => row.file).sort();
+  return [...rows, ...removed.map((file) => fileStatus(file, undefined, builtByFile.get(file), hasBuild))];
+}
+
+export function summarize(
+  files: readonly FileStatus[],
+  build: readonly LedgerRow[],
+  position: string | null,
+  platform: PlatformProbe,
+): SchemaStatus {
+  // a file counts as unchanged only when the world was built with it
+  const count = (d: FileDrift | null) => files.filter((f) => f.drift === d && (d !== null || f.built_checksum !== null)).length;
+  const summary = { unchanged: count(null), changed: count("changed"), new: count("new"), removed: count("removed") };
+  const drift = summary.changed + summary.new + summary.removed > 0;
+  const latest = build.reduce<LedgerRow | undefined>((a, b) => (!a || b.appliedAt > a.appliedAt ? b : a), undefined);
+  return {
+    status: build.length === 0 ? "no_build" : drift ? "drift" : "in_sync",
+    drift,
+    world_position: position,
+    build: latest
+      ? { dag_id: latest.dagId, dag_run_id: latest.runId, applied_at: latest.appliedAt.toISOString(), server_version: latest.serverVersion }
+      : null,
+    summary,
+    files: [...files],
+    platform,
+    note: drift
+      ? "make up never applies changed DDL to a ready world; make rebuild-storage recreates the world from the current sql/ddl/"
+      : build.length === 0
+        ? "no world has been built yet: make up creates it and records every DDL file it applies"
+        : "the world was built from the current sql/ddl/",
+  };
+}
+
+/** SELECT version() on the first node as `reader`; a failure is reported, not thrown (the ledger still answers). */
+export async function probePlatform(timeoutMs = 5000): Promise<PlatformProbe> {
+  const config = loadStandConfig();
+  const node = config.clickhouse.nodes[0]?.name ?? "?";
+  const clickhouse = connectClickHouse({ account: "reader", config, requestTimeoutMs: timeoutMs });
+  try {
+    const p = await detectPlatform(clickhouse);
+    return {
+      node,
+      version: p.version,
+      has_sql_roles: p.hasSqlRoles,
+      has_json_functions: p.hasJsonFunctions,
+      has_date_time64: p.hasDateTime64,
+      has_sql_dictionaries: p.hasSqlDictionaries,
+      error: null,
+    };
+  } catch (err) {
+    const empty = { version: null, has_sql_roles: null, has_json_functions: null, has_date_time64: null, has_sql_dictionaries: null };
+    return { node, ...empty, error: (err as Error).message };
+  } finally {
+    await clickhouse.close();
+  }
+}
