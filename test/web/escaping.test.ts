@@ -103,29 +103,55 @@ void describe("escaping and CSP", () => {
     assert.ok(violations.some((p) => p.includes("Content Security Policy")), JSON.stringify(violations));
   });
 
-  void it("the schema page renders the route's answer, whatever its shape, escaped", async () => {
+  /** The web router in an app of the test's making, so the schema route can be there or not. */
+  async function withSchemaApp(
+    route: { served: boolean; listed: boolean | "no route list" },
+    work: (baseUrl: string) => Promise<void>,
+  ): Promise<void> {
     const app = express();
-    app.get("/api/v2/system/schema", (_req, res) => {
-      res.json({ status: "drift", files: [{ file: `010_${PROBE}.sql`, checksum: "abc", drift: true }, { file: "020_ok.sql", checksum: "def", drift: false }] });
-    });
-    Object.assign(app, { routeSpecs: [{ method: "get", path: "/api/v2/system/schema" }] });
+    if (route.served) {
+      app.get("/api/v2/system/schema", (_req, res) => {
+        res.json({ status: "drift", files: [{ file: `010_${PROBE}.sql`, checksum: "abc", drift: true }, { file: "020_ok.sql", checksum: "def", drift: false }] });
+      });
+    }
+    if (route.listed !== "no route list") {
+      Object.assign(app, { routeSpecs: route.listed ? [{ method: "get", path: "/api/v2/system/schema" }] : [] });
+    }
     app.use(createWebRouter({ runner: stand.runner, logger: pino({ level: "silent" }) }));
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(0, "127.0.0.1", () => resolve(s));
     });
     try {
-      const { port } = server.address() as AddressInfo;
-      await page.goto(`http://127.0.0.1:${port}/ui/schema`);
+      await work(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  void it("the schema page renders the route's answer, whatever its shape, escaped", async () => {
+    await withSchemaApp({ served: true, listed: true }, async (baseUrl) => {
+      await page.goto(`${baseUrl}/ui/schema`);
       assert.equal(await page.locator("#schema-not-available").count(), 0);
       const cells = await page.locator("#schema-status table tbody tr td:first-child").allTextContents();
       assert.deepEqual(cells, [`010_${PROBE}.sql`, "020_ok.sql"]);
       assert.match((await page.locator("#schema-status").textContent()) ?? "", /drift/);
       await assertNoScriptRan(page, "schema page");
-      await stand.screenshot(page, "schema-available");
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await stand.screenshot(page, "schema-shape");
+    });
+  });
+
+  void it("without the schema route the page says plainly it is not available yet", async () => {
+    // the app lists its routes and the schema route is not among them; or it cannot list them and
+    // the route answers 404
+    for (const listed of [false, "no route list"] as const) {
+      await withSchemaApp({ served: false, listed }, async (baseUrl) => {
+        const response = await page.goto(`${baseUrl}/ui/schema`);
+        assert.equal(response?.status(), 200);
+        assert.match((await page.locator("#schema-not-available").textContent()) ?? "", /Not available yet/, String(listed));
+      });
     }
+    await stand.screenshot(page, "schema-not-available");
   });
 
   void it("no page logged an error or a CSP violation", () => {

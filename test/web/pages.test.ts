@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { GRID_RUNS_PER_PAGE } from "../../src/web/pages/dag-grid.ts";
 import type { DagRunRecord } from "../../src/runner/types.ts";
+import { call } from "../api/harness.ts";
 import { triggerAndWait } from "../runner/helpers.ts";
 import { startWebStand } from "./harness.ts";
 import type { WebStand } from "./harness.ts";
@@ -136,9 +137,19 @@ void describe("web view pages in Chromium", () => {
     await stand.screenshot(page, "variable-history");
   });
 
-  void it("the schema page says plainly that the API has no schema route yet", async () => {
+  void it("the schema page shows what GET /api/v2/system/schema answers", async () => {
+    const api = await call<{ status: string; files: { file: string }[]; detail?: string }>(stand.baseUrl, "GET", "/api/v2/system/schema");
     await page.goto(`${stand.baseUrl}/ui/schema`);
-    assert.match((await page.locator("#schema-not-available").textContent()) ?? "", /Not available yet/);
+    assert.equal(await page.locator("#schema-not-available").count(), 0, "the API has the route now");
+    if (api.status === 200) {
+      assert.match((await page.locator("#schema-status > dl > dt").first().textContent()) ?? "", /^status$/);
+      assert.equal(await page.locator("#schema-status > dl > dd").first().textContent(), api.body.status);
+      const files = await page.locator("#schema-status table tbody tr td:first-child").allTextContents();
+      assert.deepEqual(files, api.body.files.map((f) => f.file));
+    } else {
+      const error = (await page.locator("#schema-error").textContent()) ?? "";
+      assert.ok(error.includes(`answered ${api.status}`) && error.includes(api.body.detail ?? ""), error);
+    }
     await stand.screenshot(page, "schema");
   });
 
