@@ -56,12 +56,23 @@ function servePage<V>(router: Router, path: string, build: ViewBuilder<V>, rende
   });
 }
 
-function staticFile(name: string, contentType: string): (req: Request, res: Response) => void {
-  const body = readFileSync(new URL(`./static/${name}`, import.meta.url));
-  return (_req, res) => {
-    res.setHeader("Cache-Control", "no-cache");
-    res.type(contentType).send(body);
-  };
+const STATIC_FILES: Readonly<Record<string, string>> = {
+  "web.js": "text/javascript; charset=utf-8",
+  "page-actions.js": "text/javascript; charset=utf-8",
+  "conf-check.js": "text/javascript; charset=utf-8",
+  "web.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
+};
+
+/** The files of ./static, read once; only the names listed above are served. */
+function mountStaticFiles(router: Router): void {
+  for (const [name, contentType] of Object.entries(STATIC_FILES)) {
+    const body = readFileSync(new URL(`./static/${name}`, import.meta.url));
+    router.get(`/ui/static/${name}`, (_req, res) => {
+      res.setHeader("Cache-Control", "no-cache");
+      res.type(contentType).send(body);
+    });
+  }
 }
 
 function mountPages(router: Router, runner: RunnerService): void {
@@ -97,9 +108,7 @@ export function createWebRouter(options: WebRouterOptions): Router {
   const router = express.Router();
   router.get("/", (_req, res) => res.redirect(302, webPaths.dagList()));
   router.use("/ui", webSecurityHeaders());
-  router.get("/ui/static/web.js", staticFile("web.js", "text/javascript; charset=utf-8"));
-  router.get("/ui/static/web.css", staticFile("web.css", "text/css; charset=utf-8"));
-  router.get("/ui/static/favicon.svg", staticFile("favicon.svg", "image/svg+xml"));
+  mountStaticFiles(router);
   mountPages(router, options.runner);
   router.use(pageActionsRouter(options.runner));
   router.use("/ui", webNotFound());
