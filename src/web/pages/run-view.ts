@@ -1,6 +1,7 @@
 // The run page's data: the run (with its parent when a waiting trigger created it), its tasks
 // with bars on one time axis shared by the whole run, each waiting trigger's child run, and the
 // log of the selected task's selected try, paged by lines.
+import { TaskInstanceNotFoundError } from "../../runner/errors.ts";
 import type { RunnerService } from "../../runner/service.ts";
 import type { DagRunRecord, RunState, TaskInstanceRecord, TaskState } from "../../runner/types.ts";
 import { TERMINAL_TASK_STATES } from "../../runner/types.ts";
@@ -188,9 +189,7 @@ export async function buildRunView(runner: RunnerService, dagId: string, runId: 
   const now = Date.now();
   const axis = timeAxis(run, instances, now);
   const chosen = selectedTask(instances, selection.taskId);
-  if (selection.taskId !== undefined && !chosen) {
-    await runner.getTaskLog(dagId, runId, selection.taskId, 1); // throws TaskInstanceNotFoundError
-  }
+  if (selection.taskId !== undefined && !chosen) throw new TaskInstanceNotFoundError(dagId, runId, selection.taskId);
   const log = chosen ? await logView(runner, chosen, selection) : null;
   const tasks = instances.map((ti) => taskRowView(ti, axis, now, ti.taskId === chosen?.taskId));
   return {
