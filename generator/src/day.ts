@@ -134,8 +134,12 @@ function pageviewTail(params: string): Buffer {
   return tail;
 }
 
-function renderedVisit(session: PlannedSession, date: string): { readonly ids: string; readonly key: string } {
-  return (session.rendered ??= { ids: visitIdsJson(session.visitId, session.cookie.clientId, date), key: String(session.cookie.clientId) });
+function renderedVisit(session: PlannedSession, date: string): NonNullable<PlannedSession["rendered"]> {
+  const cookie = session.cookie;
+  const params = cookie.abVariant ? `["${cookie.abVariant}"]` : "[]";
+  return (session.rendered ??= {
+    ids: visitIdsJson(session.visitId, cookie.clientId, date), key: String(cookie.clientId), params, pageviewTail: pageviewTail(params),
+  });
 }
 
 /** Upper bound of one hit's bytes; the biggest (a four-line purchase) stays under 4 KB. */
@@ -175,9 +179,9 @@ function writeEvent(world: World, plan: DayPlan, quality: DayQuality, event: Pla
   // The visit's fields are one string for all its hits: V8 flattens it on the first write, and
   // every later write of it is a plain copy.
   o += buf.write(session.visitFields, o, "utf8");
-  const params = cookie.abVariant ? `["${cookie.abVariant}"]` : "[]";
+  const params = rendered.params;
   if (event.kind === EventKind.PAGEVIEW) {
-    const tail = pageviewTail(params);
+    const tail = rendered.pageviewTail;
     buf.set(tail, o);
     return o + tail.length;
   }

@@ -56,8 +56,9 @@ export interface PlannedSession {
   /** Hit fields 13-34 (UTM … RegionCityID) as JSON text between a leading and a trailing comma. */
   readonly visitFields: string;
   visitId: number;
-  /** Fields 2-5 and the Kafka key as strings, made on the visit's first rendered hit. */
-  rendered: { readonly ids: string; readonly key: string } | undefined;
+  /** What every hit of the visit shares, made on its first rendered hit: fields 2-5, the Kafka key,
+   *  ParsedParamsKey1 and the bytes that end a plain pageview. */
+  rendered: { readonly ids: string; readonly key: string; readonly params: string; readonly pageviewTail: Buffer } | undefined;
   readonly events: PlannedEvent[];
 }
 
