@@ -47,7 +47,7 @@ function red(results: readonly CheckResult[]): string[] {
 }
 
 function configWith(change: (nodes: StandConfig["clickhouse"]["nodes"]) => void, accounts?: Partial<StandConfig["clickhouse"]["accounts"]>): StandConfig {
-  const copy = structuredClone(standConfig) as StandConfig;
+  const copy: StandConfig = structuredClone(standConfig);
   change(copy.clickhouse.nodes);
   Object.assign(copy.clickhouse.accounts, accounts ?? {});
   return copy;

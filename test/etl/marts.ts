@@ -25,7 +25,7 @@ export async function snapshotView(admin: StandClickHouse, view: string): Promis
   const rows = await admin.query<Record<string, unknown>>(`SELECT * FROM ${view}`);
   const versions = new Set<string>();
   const business = rows.map((row) => {
-    if (row._version !== undefined) versions.add(String(row._version));
+    if (typeof row._version === "string" || typeof row._version === "number") versions.add(String(row._version));
     const kept = Object.fromEntries(Object.entries(row).filter(([k]) => !RUN_COLUMNS.includes(k)));
     return JSON.stringify(kept);
   });
