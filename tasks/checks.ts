@@ -190,6 +190,12 @@ async function checkWorldCounts(run: CheckRun, expectations: Expectations): Prom
   if (orders) for (const r of compareLatestSnapshot(expectations, orders)) run.results.push(r);
 }
 
+/** One line per result, for a CLI: "OK  name: actual" or "RED name: expected …, got …; detail". */
+export function formatCheckResult(r: CheckResult): string {
+  if (r.ok) return `OK  ${r.name}: ${r.actual}${r.detail ? ` (${r.detail})` : ""}`;
+  return `RED ${r.name}: expected ${r.expected}, got ${r.actual}${r.detail ? `; ${r.detail}` : ""}`;
+}
+
 /** Every check-clickhouse check; results in a stable order (cluster first, then the world's counts). */
 export async function runClickHouseChecks(input: ClickHouseChecksInput): Promise<CheckResult[]> {
   const run = new CheckRun(input.config ?? loadStandConfig(), input.signal);

@@ -68,6 +68,11 @@ test("the transforms produce the hand-computed sessions, identity, funnel, traff
 
   assert.deepEqual(await tuples(admin, "SELECT client_id, user_id FROM dds.identity_v ORDER BY client_id"), fx.EXPECTED_IDENTITY);
   assert.deepEqual(
+    await tuples(admin, "SELECT count(), min(toString(event_time)), any(device_category) FROM dds.event_v"),
+    [[fx.HITS.length, `${fx.D1} 10:00:00`, "mobile"]],
+    "dds.event_v: every valid hit, snake_case, event_time in Samara, device as a word",
+  );
+  assert.deepEqual(
     await tuples(admin, "SELECT order_id, toString(order_date), toString(created_at), item_sku, item_quantity FROM dds.order_v WHERE order_id = '20260602-0001'"),
     [["20260602-0001", fx.D2, `${fx.D2} 00:40:00`, ["WEAR-001"], [3]]],
     "created 20:40 UTC on D1 is 00:40 on D2 in Samara",
