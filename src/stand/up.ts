@@ -5,6 +5,7 @@
 //   rebuild-storage  world_recreate through the REST API, waited for
 //   runner start|stop  only the runner service
 //   smoke            services healthy, runner healthy, world DAGs loaded, world position readable
+//   check-clickhouse cluster layout and per-layer counts against the passport (tasks/checks.ts)
 //   summary          position, rows per layer, schema drift, web view address
 //   generate batch|live  one generator run against the stand (GENERATOR_DAY etc. from the environment)
 // Shell never applies DDL or edits the position: everything about the world goes through a DAG.
@@ -13,8 +14,10 @@ import path from "node:path";
 import { Command } from "commander";
 import type { DagResponse } from "../api/schemas.ts";
 import { EXIT } from "../cli/client.ts";
+import { table } from "../cli/format.ts";
 import { apiBaseUrl, kafkaBroker, repoRoot } from "../config/stand.ts";
 import { WORLD_DAG_IDS } from "../world-api/world-position.ts";
+import { loadExpectations, runClickHouseChecks } from "../../tasks/checks.ts";
 import { ensureRunner, runnerHealthy, stopRunner } from "./runner-service.ts";
 import { standContext, standDown, standStatus, standUp } from "./stand.ts";
 import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./world-report.ts";
@@ -90,6 +93,16 @@ function generate(mode: string): Promise<number> {
   return new Promise((resolve) => child.on("close", (code) => resolve(code ?? 1)));
 }
 
+/** check-clickhouse: tasks/checks.ts's comparisons (cluster layout, per-layer counts against the passport) as a table. */
+async function checkClickHouse(): Promise<number> {
+  const results = await runClickHouseChecks({ expectations: await loadExpectations() });
+  print(table(["", "check", "actual", "expected"], results.map((r) => [r.ok ? "OK" : "RED", r.name, r.actual, r.ok ? "" : r.expected])));
+  for (const r of results) if (!r.ok && r.detail) print(`RED ${r.name}: ${r.detail}`);
+  const red = results.filter((r) => !r.ok).length;
+  print(red === 0 ? `check-clickhouse: all ${results.length} checks green` : `check-clickhouse: ${red} of ${results.length} checks RED`);
+  return red === 0 ? 0 : 1;
+}
+
 function exitWith(work: () => Promise<number>): () => Promise<void> {
   return async () => {
     try {
@@ -106,6 +119,7 @@ program.command("up").description("stand, runner, world_initialize (waited for),
 program.command("down").description("stop the runner, then the stand").action(exitWith(down));
 program.command("rebuild-storage").description("world_recreate (waited for), summary").action(exitWith(rebuildStorage));
 program.command("smoke").description("services, runner, DAGs, world position").action(exitWith(smoke));
+program.command("check-clickhouse").description("cluster layout and per-layer counts against the passport; exit 1 on a red check").action(exitWith(checkClickHouse));
 program.command("summary").description("world position, rows per layer, schema drift").action(exitWith(async () => (print(await renderWorldSummary(apiClient())), 0)));
 const runner = program.command("runner").description("the runner service alone");
 runner.command("start").description("start (or restart on changed code) and wait for health").action(exitWith(async () => (await ensureRunner(standContext()), 0)));

@@ -57,7 +57,8 @@ export function initializeDecision(reading: PositionReading, startingDays: numbe
   const value = reading.value;
   if (value === 0) return { action: "create" };
   if (value >= startingDays) return { action: "exists", position: value };
-  const why = value === -1 ? "the last world_recreate did not finish its cleanup" : `no run sets a position between 1 and ${startingDays - 1}`;
+  const why =
+    value === -1 ? "the last world_recreate did not finish its cleanup" : `DAGs only ever set -1, 0 or a day count of at least ${startingDays}`;
   return {
     action: "refuse",
     message: `${describePosition(reading)}: cleanup unfinished, run make rebuild-storage (${why}; the world is invalid and world_initialize will not build on it)`,

@@ -2,14 +2,17 @@
 // when it is not running, restarted when the code changed) through its REST API, because the
 // world and world_position belong to that runner: a private runner would see another position.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import type { DagRunResponse, LogResponse, TaskInstanceResponse, VariableChangeResponse } from "../../src/api/schemas.ts";
 import { ApiResponseError, RunnerApiClient } from "../../src/cli/client.ts";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
-import { apiBaseUrl, loadStandConfig } from "../../src/config/stand.ts";
+import pg from "pg";
+import { apiBaseUrl, loadStandConfig, repoRoot } from "../../src/config/stand.ts";
 import { ensureRunner, runnerPid, stopRunner } from "../../src/stand/runner-service.ts";
 import { standContext } from "../../src/stand/stand.ts";
+import { runnerDatabaseUrl } from "../../src/world-api/schema-ledger.ts";
 import { WORLD_POSITION_KEY } from "../../src/world-api/world-position.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
 import { dropApplicationDatabases } from "../../tasks/databases.ts";
@@ -182,4 +185,58 @@ export async function emptyWorld(): Promise<void> {
   await deleteConsumerGroups(io);
   await deleteTopics(io);
   await setPositionText(null);
+}
+
+// ---- make targets (src/stand/up.ts, what the Makefile calls) ------------------------------------
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  seconds: number;
+}
+
+/** Runs `node --import tsx src/stand/up.ts <args>` as make would, capturing its output. */
+export function runUpCommand(args: readonly string[], timeoutMs = 300_000): Promise<CommandResult> {
+  const started = Date.now();
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src", "stand", "up.ts"), ...args], {
+    cwd: repoRoot,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 1, stdout, stderr, seconds: (Date.now() - started) / 1000 });
+    });
+  });
+}
+
+/** The newest run of a DAG whose id starts with `prefix` (make's runs are named make_up__…, rebuild_storage__…). */
+export async function latestRun(dagId: string, prefix: string): Promise<DagRunResponse> {
+  const page = await api.request<{ dag_runs: DagRunResponse[] }>("GET", `api/v2/dags/${enc(dagId)}/dagRuns`, { query: { limit: 20 } });
+  const run = page.dag_runs.find((r) => r.dag_run_id.startsWith(prefix));
+  assert.ok(run, `no ${dagId} run named ${prefix}…`);
+  return run;
+}
+
+// ---- the schema ledger, read and (for the drift check) written directly --------------------------
+
+export async function withRunnerDb<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: runnerDatabaseUrl() });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function ledgerRowCount(): Promise<number> {
+  return withRunnerDb(async (c) => Number((await c.query<{ n: string }>("select count(*) as n from runner.schema_ledger")).rows[0]?.n ?? 0));
 }
