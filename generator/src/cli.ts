@@ -21,8 +21,7 @@ function withOutput(command: Command, topicEnv: string, topic: string): Command 
     .addOption(options.seed())
     .addOption(options.batchSize())
     .addOption(options.batchBytes())
-    .addOption(options.inFlight())
-    .addOption(options.producer());
+    .addOption(options.inFlight());
 }
 
 export function buildProgram(): Command {

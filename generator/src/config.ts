@@ -14,18 +14,14 @@ export class GeneratorConfigError extends Error {
 export const DEFAULT_HITS_TOPIC = "hits";
 export const DEFAULT_ORDERS_TOPIC = "orders";
 export const DEFAULT_BATCH_SIZE = 5_000;
-/** Characters of message values per send; keeps each partition's record batch under the broker's 1 MiB limit. */
+/**
+ * Bytes of keys and values (plus a per-record allowance) per partition batch, one sendBatch each;
+ * keeps every record batch under the broker's 1 MiB message.max.bytes (a hit is at most 16 KiB).
+ */
 export const DEFAULT_BATCH_BYTES = 900_000;
 export const DEFAULT_IN_FLIGHT = 4;
 export const DEFAULT_SPEED = 60;
 export const DEFAULT_LAG_LOG_SECONDS = 60;
-
-/**
- * Which Kafka client sends: "wire" writes record batches itself (the fast default, see
- * kafka-wire.ts); "kafkajs" is the plain kafkajs producer, slower but a full client.
- */
-export const PRODUCER_KINDS = ["wire", "kafkajs"] as const;
-export type ProducerKind = (typeof PRODUCER_KINDS)[number];
 
 /** Where messages go: exactly one of a Kafka bootstrap list or a file. */
 export type Output =
@@ -33,7 +29,6 @@ export type Output =
       readonly kind: "kafka";
       readonly brokers: readonly string[];
       readonly topic: string;
-      readonly producer: ProducerKind;
       readonly batchSize: number;
       readonly batchBytes: number;
       readonly inFlight: number;
@@ -54,7 +49,6 @@ export interface RawOptions {
   batchSize: number;
   batchBytes: number;
   inFlight: number;
-  producer: ProducerKind;
 }
 
 export interface PlayConfig {
@@ -107,8 +101,7 @@ export const options = {
   file: () => flag("--file <path>", "write one JSON object per line to this file ('-' = stdout)", "GENERATOR_FILE"),
   topic: (env: string, fallback: string) => flag("--topic <name>", "Kafka topic", env).default(fallback),
   batchSize: () => flag("--batch-size <n>", "at most this many messages per send (live, snapshot)", "GENERATOR_BATCH_SIZE").argParser(integerParser("--batch-size", 1, 100_000)).default(DEFAULT_BATCH_SIZE),
-  batchBytes: () => flag("--batch-bytes <n>", "message bytes per Kafka request; keep under the broker's 1 MiB", "GENERATOR_BATCH_BYTES").argParser(integerParser("--batch-bytes", 1_000, 100_000_000)).default(DEFAULT_BATCH_BYTES),
-  producer: () => flag("--producer <kind>", "Kafka client: wire (fast) or kafkajs", "GENERATOR_PRODUCER").choices(PRODUCER_KINDS).default("wire"),
+  batchBytes: () => flag("--batch-bytes <n>", "bytes per Kafka partition batch (one send); keep under the broker's 1 MiB", "GENERATOR_BATCH_BYTES").argParser(integerParser("--batch-bytes", 1_000, 1_000_000)).default(DEFAULT_BATCH_BYTES),
   inFlight: () => flag("--in-flight <n>", "Kafka sends in flight at once", "GENERATOR_IN_FLIGHT").argParser(integerParser("--in-flight", 1, 64)).default(DEFAULT_IN_FLIGHT),
 };
 
@@ -125,7 +118,7 @@ export function resolveOutput(raw: RawOptions): Output {
   const bad = brokers.find((b) => !BROKER.test(b));
   if (bad !== undefined || brokers.length === 0) throw new GeneratorConfigError(`--brokers: "${bad ?? raw.brokers}" is not host:port`);
   if (!/^[A-Za-z0-9._-]{1,249}$/.test(raw.topic)) throw new GeneratorConfigError(`--topic: "${raw.topic}" is not a valid topic name`);
-  return { kind: "kafka", brokers, topic: raw.topic, producer: raw.producer, batchSize: raw.batchSize, batchBytes: raw.batchBytes, inFlight: raw.inFlight };
+  return { kind: "kafka", brokers, topic: raw.topic, batchSize: raw.batchSize, batchBytes: raw.batchBytes, inFlight: raw.inFlight };
 }
 
 function requireDay(raw: RawOptions): number {

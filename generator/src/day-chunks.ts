@@ -1,5 +1,5 @@
 // Days as chunks of encoded messages, for `batch`: each hit is written straight into a frame
-// chunk as bytes (no per-hit string), and a chunk leaves once it holds about one request's worth.
+// chunk as bytes (no per-hit string), and a chunk leaves once it holds about --batch-bytes.
 import { DayRenderer, MAX_HIT_BYTES, World, type DayCounts } from "./day.ts";
 import { FrameWriter, type FrameChunk } from "./frames.ts";
 

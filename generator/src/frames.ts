@@ -1,6 +1,7 @@
-// A chunk of encoded messages, the unit the generation worker hands to the sender: frames of
-// [u16 key bytes][u32 value bytes][key][value], back to back, in one transferable buffer. The
-// worker pays for turning hit strings into bytes; the sender only copies bytes.
+// A chunk of encoded messages, the unit `batch` hands to a sink: frames of
+// [u16 key bytes][u32 value bytes][key][value], back to back, in one buffer. The renderer writes
+// each hit straight into the chunk as UTF-8, once; the file sink copies those bytes and the Kafka
+// sink hands kafkajs Buffer views of them (no string, no re-encoding on the way out).
 
 /** One Kafka message: the key picks the partition; the value is one JSON document. */
 export interface Message {
@@ -34,17 +35,6 @@ export class FrameWriter {
 
   get messages(): number {
     return this.count;
-  }
-
-  append(key: string, value: string): void {
-    const worst = FRAME_HEADER + 3 * (key.length + value.length);
-    if (this.end + worst > this.buf.length) this.grow(worst);
-    const keyBytes = this.buf.write(key, this.end + FRAME_HEADER, "utf8");
-    const valueBytes = this.buf.write(value, this.end + FRAME_HEADER + keyBytes, "utf8");
-    this.buf.writeUInt16LE(keyBytes, this.end);
-    this.buf.writeUInt32LE(valueBytes, this.end + 2);
-    this.end += FRAME_HEADER + keyBytes + valueBytes;
-    this.count += 1;
   }
 
   /** The buffer being filled; valid until the next begin, append or take. */
@@ -112,18 +102,4 @@ export class FrameCursor {
 export function forEachFrame(chunk: FrameChunk, visit: (key: Buffer, value: Buffer) => void): void {
   const cursor = new FrameCursor(chunk);
   while (cursor.next()) visit(cursor.key, cursor.value);
-}
-
-/** The chunk as messages, for sinks that want strings and buffers (kafkajs). */
-export function chunkMessages(chunk: FrameChunk): { key: string; value: Buffer }[] {
-  const messages: { key: string; value: Buffer }[] = [];
-  forEachFrame(chunk, (key, value) => messages.push({ key: key.toString("utf8"), value }));
-  return messages;
-}
-
-/** Frames of plain messages, for code paths that render in the main thread. */
-export function framesOf(messages: readonly Message[]): FrameChunk {
-  const writer = new FrameWriter(64 * 1024);
-  for (const m of messages) writer.append(m.key, m.value);
-  return writer.take();
 }

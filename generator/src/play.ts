@@ -8,14 +8,10 @@ import { PlanCache, buildSnapshot } from "./orders.ts";
 import type { Message } from "./frames.ts";
 import { FileSink, KafkaSink, type MessageSink } from "./sink.ts";
 import { generateChunks } from "./day-chunks.ts";
-import { WireSink } from "./wire-sink.ts";
 
 export async function openSink(output: Output, logger: Logger): Promise<MessageSink> {
   if (output.kind === "file") return new FileSink(output.path);
-  if (output.producer === "wire") {
-    return WireSink.connect({ brokers: output.brokers, topic: output.topic, inFlight: output.inFlight, batchBytes: output.batchBytes, logger });
-  }
-  return KafkaSink.connect({ brokers: output.brokers, topic: output.topic, inFlight: output.inFlight, logger });
+  return KafkaSink.connect({ brokers: output.brokers, topic: output.topic, inFlight: output.inFlight, batchBytes: output.batchBytes, logger });
 }
 
 /** Logs "sent / total, rate" at most every `everyMs`, and once more at the end. */
