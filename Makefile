@@ -1,31 +1,57 @@
 # Clickstream stand. `make up` brings the stand up and creates the world; `make test` runs the tests.
-# `make help` lists every target.
+# `make help` lists every target. Shell here only starts things and calls DAGs through the REST API:
+# it never applies DDL, runs the generator for the world, or edits world_position.
 SHELL := /bin/bash
 TSX := node --import tsx
+STAND := $(TSX) src/stand/cli.ts
+WORLD := $(TSX) src/stand/up.ts
 
 .DEFAULT_GOAL := help
-.PHONY: help install stand-up stand-down clean test lint typecheck config-test check-services bench
+.PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
+	smoke check-clickhouse check-services config-test lint typecheck test generate-batch generate-live bench
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-install: ## install what is missing: npm packages, Debian packages (ClickHouse, ZooKeeper, PostgreSQL), Kafka jars
+install: ## install what is missing: npm packages, Debian packages (PostgreSQL, ZooKeeper, ClickHouse, Chromium), Kafka jars
 	bash scripts/install-deps.sh
 
-stand-up: install ## start Postgres, ZooKeeper, two ClickHouse nodes and Kafka under .stand/ (idempotent)
-	$(TSX) src/stand/cli.ts up
+up: install ## stand + runner + world_initialize through the REST API (waited for), then the web address and a world summary
+	$(WORLD) up
 
-stand-down: ## stop the stand's processes (by pid file)
-	$(TSX) src/stand/cli.ts down
+down: ## stop the runner, then the stand (data kept)
+	$(WORLD) down
+
+clean: ## stop everything and remove all stand state (.stand/)
+	-$(WORLD) runner stop
+	$(STAND) clean
+
+rebuild-storage: ## world_recreate through the REST API: drop and recreate the world (pause world_live first)
+	$(WORLD) rebuild-storage
+
+stand-up: install ## only the infrastructure: Postgres, ZooKeeper, two ClickHouse nodes, Kafka (idempotent)
+	$(STAND) up
+
+stand-down: ## stop the infrastructure processes (by pid file)
+	$(STAND) down
+
+runner-start: ## start the runner (API, web view, workers) as a stand service and wait for its health
+	$(WORLD) runner start
+
+runner-stop: ## stop the runner service
+	$(WORLD) runner stop
+
+smoke: ## services healthy, runner healthy, world DAGs loaded, world position readable
+	$(WORLD) smoke
 
 check-services: ## health of every stand service
-	$(TSX) src/stand/cli.ts status
+	$(STAND) status
 
-clean: ## stop the stand and remove all its state (.stand/)
-	$(TSX) src/stand/cli.ts clean
+check-clickhouse: ## cluster topology, macros, cross-shard reads, and rows per layer against the passport
+	$(WORLD) check-clickhouse
 
-test: ## typecheck, lint and every test, against the running stand (make stand-up first)
-	bash scripts/run-tests.sh
+config-test: ## docker-compose.yml and its ClickHouse configs, checked without any service
+	bash scripts/run-tests.sh test/config/compose.test.ts
 
 lint: ## eslint with type-aware rules
 	npx eslint .
@@ -33,5 +59,17 @@ lint: ## eslint with type-aware rules
 typecheck: ## tsc --noEmit
 	npx tsc -p tsconfig.json --noEmit
 
-config-test: ## docker-compose.yml and its ClickHouse configs, checked without any service
-	bash scripts/run-tests.sh test/config/compose.test.ts
+test: ## typecheck, lint and every test, against the running stand (make stand-up first)
+	bash scripts/run-tests.sh
+
+generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY=0 GENERATOR_DAYS=1 GENERATOR_LIMIT=…)
+	$(WORLD) generate batch
+
+generate-live: ## one live generator run (GENERATOR_DAY, GENERATOR_SPEED)
+	$(WORLD) generate live
+
+bench: ## runner, generator, ingestion and web benchmarks, each beside its baseline
+	$(TSX) bench/runner-bench.ts
+	$(TSX) bench/generator-bench.ts
+	$(TSX) bench/ingest-bench.ts
+	$(TSX) bench/web-bench.ts
