@@ -66,6 +66,9 @@ export async function readWorldPositionText(client: RunnerApiClient): Promise<st
   }
 }
 
+/** Databases in the order data flows through them. */
+const LAYER_ORDER = ["stg", "ods", "dds", "dm", "dic"];
+
 export interface LayerCount {
   database: string;
   tables: number;
@@ -112,7 +115,15 @@ export async function renderWorldSummary(client: RunnerApiClient): Promise<strin
   ]);
   const lines = [`world: ${WORLD_POSITION_KEY} = ${position ?? "(not set)"}`];
   if (layers instanceof Error) lines.push(`layers: could not count (${layers.message})`);
-  else lines.push(`layers: ${layers.map((l) => `${l.database} ${l.rows} rows/${l.tables} tables`).join(" · ")}`);
+  else {
+    const inLayerOrder = LAYER_ORDER.map((db) => layers.find((l) => l.database === db)).filter((l) => l !== undefined);
+    lines.push(`layers: ${inLayerOrder.map((l) => `${l.database} ${l.rows} rows/${l.tables} tables`).join(" · ")}`);
+    const ods = layers.find((l) => l.database === "ods");
+    // the position is the world's only state, so a world dropped behind the DAGs' back still reads as ready
+    if (Number(position) > 0 && ods?.rows === 0) {
+      lines.push(`WARNING: ${WORLD_POSITION_KEY} is ${position} but ODS holds no rows: the world was dropped outside world_recreate; run make rebuild-storage`);
+    }
+  }
   lines.push(schema instanceof Error ? `schema: status unavailable (${schema.message})` : renderDrift(schema));
   lines.push(`web view: ${webViewUrl()}`);
   return lines.join("\n");
