@@ -86,7 +86,10 @@ async function smoke(): Promise<number> {
 
 /** Runs the generator CLI once against the stand's broker; its flags come from GENERATOR_* variables. */
 function generate(mode: string): Promise<number> {
-  if (mode !== "batch" && mode !== "live") return Promise.resolve(EXIT.USAGE);
+  if (mode !== "batch" && mode !== "live") {
+    console.error(`generate: mode must be batch or live, not '${mode}'`);
+    return Promise.resolve(EXIT.USAGE);
+  }
   const cli = path.join(repoRoot, "generator", "src", "cli.ts");
   print(`generator ${mode} → ${kafkaBroker()} (GENERATOR_DAY and the other GENERATOR_* variables apply)`);
   const child = spawn(process.execPath, ["--import", "tsx", cli, mode, "--brokers", kafkaBroker()], { stdio: "inherit", cwd: repoRoot });
