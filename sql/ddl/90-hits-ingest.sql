@@ -15,10 +15,13 @@
 -- The routing views read stg.hits_raw_mv's output: on 18.16 a view's rows cascade to views that
 -- read that VIEW by name, on modern servers to views that read its TARGET table, and the platform
 -- layer names the right one. On 18.16 they can therefore only be created after stg.hits_raw_mv,
--- which starts the reader: for a moment the reader runs before the routing views exist. In the
--- canonical flow the topic is empty then (world_initialize creates the topics, applies the DDL,
--- and only then plays the generator), so no row falls into that gap; if this file fails half way
--- on a topic that already holds data, rebuild the world (world_recreate).
+-- which starts the reader. A reader fixes its chain of views when a read cycle starts, and its
+-- first cycle can wait for messages for as long as the topic stays empty: measured here, one node
+-- in five then sent its whole first batch to stg only. So the file ends by restarting the readers
+-- (DETACH, ATTACH), which begin again with every view in place. Rows consumed before the restart
+-- would have missed ODS: in the canonical flow there are none (world_initialize creates the
+-- topics, applies the DDL, waits for both readers to be in their group, and only then plays the
+-- generator). If this file fails half way on a topic that already holds data, rebuild the world.
 
 CREATE TABLE IF NOT EXISTS stg.hits_raw_kafka ON CLUSTER {{cluster}}
 (
@@ -170,3 +173,7 @@ TO ods.event_errors_dist
 AS SELECT *
 FROM {{platform.hits_landing_source}}
 WHERE NOT (error_class = '');
+
+-- Restart the readers so their first read cycle includes every view above (see the header).
+DETACH TABLE IF EXISTS stg.hits_raw_kafka ON CLUSTER {{cluster}};
+ATTACH TABLE stg.hits_raw_kafka ON CLUSTER {{cluster}};

@@ -36,6 +36,11 @@ test("the world's files are listed in name order, and the hits ingest sorts afte
     assert.doesNotMatch(text, /CREATE MATERIALIZED VIEW[^;]*FROM\s+stg\.hits_raw_kafka/i, `${other} must not read the hits reader`);
   }
   assert.match(ingest, /FROM stg\.hits_raw_kafka/);
+  const statements = splitSqlStatements(ingest).map((st) => st.firstLine);
+  assert.deepEqual(statements.slice(-2), [
+    "DETACH TABLE IF EXISTS stg.hits_raw_kafka ON CLUSTER {{cluster}}",
+    "ATTACH TABLE stg.hits_raw_kafka ON CLUSTER {{cluster}}",
+  ], "the readers restart once every view exists");
 });
 
 test("no placeholder sits in a comment (a multi-line value would break out of it)", async () => {

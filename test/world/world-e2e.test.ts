@@ -20,6 +20,7 @@ import { dropApplicationDatabases } from "../../tasks/databases.ts";
 import { applyDdlFile, listDdlFiles } from "../../tasks/ddl.ts";
 import { buildGenerator, type GeneratorBuild } from "../../tasks/generator-build.ts";
 import { runGenerator } from "../../tasks/generator-run.ts";
+import { waitForHitsReaders } from "../../tasks/hits-readers.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
 import { waitForOds } from "../../tasks/wait-for-ods.ts";
 import { holdWorldLock, type WorldLock } from "../etl/world-lock.ts";
@@ -73,6 +74,7 @@ test("topics, every DDL file in order, the generator build: the world's skeleton
   await createTopics(io);
   for (const file of await listDdlFiles()) await applyDdlFile({ ...io, file });
   generator = await buildGenerator({ ...io, mode: "local" });
+  await waitForHitsReaders({ ...io, timeoutMs: 60_000 });
   for (const node of [node1, node2]) {
     const ch = connectClickHouse({ node: node?.name, account: "etl" });
     assert.equal(await count("SELECT count() AS n FROM dic.products", ch), 180, `the whole catalog on ${node?.name}`);
