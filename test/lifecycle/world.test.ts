@@ -2,15 +2,20 @@
 //   an interrupted cleanup (a live consumer holds clickstream_hits) leaves -1, and everything after
 //   it refuses loudly; a cold make up from nothing reaches WORLD_STARTING_DAYS with the passport's
 //   exact ODS; a repeated world_initialize / make up changes nothing and reports drift without
-//   applying it; the step DAGs work; make rebuild-storage returns the canonical world.
+//   applying it; a lifecycle refusal names the account; the step DAGs work; make rebuild-storage
+//   returns the canonical world.
 // Each step asserts what it observed on the stand, not what a DAG's log claims.
 import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { layerCounts } from "../../src/stand/world-report.ts";
 import type { SchemaStatus } from "../../src/world-api/schema-status.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
+import { applyDdlFile } from "../../tasks/ddl.ts";
 import { holdHitsGroup, type GroupHolder } from "./group-holder.ts";
 import {
   api,
@@ -127,6 +132,27 @@ describe("the world's lifecycle on the stand", () => {
     assert.ok(schema.files.every((f) => f.built_checksum === f.current_checksum && f.task_id?.startsWith("ddl_")));
   });
 
+  it("lifecycle applied every DDL file without a refusal, and a statement outside its databases is refused naming the account", async () => {
+    const run = await latestRun("world_initialize", "make_up__");
+    const ddl = [...(await taskInstances("world_initialize", run.dag_run_id)).values()].filter((t) => t.task_id.startsWith("ddl_"));
+    assert.ok(ddl.length > 0);
+    for (const ti of ddl) {
+      assert.equal(ti.state, "success", ti.task_id);
+      assert.match(await taskLog("world_initialize", run.dag_run_id, ti.task_id), /as lifecycle on ch1/);
+    }
+    const dir = await mkdtemp(path.join(os.tmpdir(), "lifecycle-refusal-"));
+    try {
+      await writeFile(path.join(dir, "00-outside.sql"), "CREATE TABLE IF NOT EXISTS default.lifecycle_probe (x UInt8) ENGINE = Memory;\n");
+      await assert.rejects(applyDdlFile({ ...quiet, file: "00-outside.sql", dir }), (err: Error) => {
+        assert.match(err.message, /00-outside\.sql: statement 1/);
+        assert.match(err.message, /Access denied to database default for user lifecycle/);
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a repeated world_initialize is fast and changes nothing; its log says the world exists", async () => {
     const before = await worldSnapshot();
     const finished = await runDag("world_initialize", {}, 60);
@@ -149,6 +175,7 @@ describe("the world's lifecycle on the stand", () => {
       assert.ok(result.seconds < 15, `repeated make up took ${result.seconds} s`);
       assert.match(result.stdout, /schema: DRIFT — 00-databases\.sql \(changed\)/);
       const run = await latestRun("world_initialize", "make_up__");
+      assert.match(await taskLog("world_initialize", run.dag_run_id, "read_position"), /world exists at position 8; nothing to do/);
       const tasks = await taskInstances("world_initialize", run.dag_run_id);
       assert.ok([...tasks.values()].filter((t) => t.task_id.startsWith("ddl_")).every((t) => t.state === "skipped"), "no DDL applied");
       assert.deepEqual(await worldSnapshot(), { ...before, ledgerRows: before.ledgerRows + fake.rows });
