@@ -57,7 +57,10 @@ export interface ApplyDdlFileInput extends TaskIo {
 
 export interface AppliedDdlFile {
   file: string;
-  /** sha256 of the file's text as written (before rendering): what the schema ledger records. */
+  /**
+   * sha256 of the file's text as written (before rendering, so one file has one checksum on every
+   * server) and of the data files it inlines (the catalog): what the schema ledger records.
+   */
   checksum: string;
   statements: number;
   platformVersion: string;
@@ -65,6 +68,15 @@ export interface AppliedDdlFile {
 
 async function templateValuesFor(platform: Platform, config: StandConfig): Promise<TemplateValues> {
   return worldTemplateValues({ platform, config, catalogCsv: await readCatalogCsv() });
+}
+
+/** Placeholders whose values are data rather than server fragments: they belong in the checksum. */
+const DATA_PLACEHOLDERS = ["catalog.products_csv"];
+
+export function ddlChecksum(text: string, values: TemplateValues): string {
+  const hash = createHash("sha256").update(text);
+  for (const name of DATA_PLACEHOLDERS) if (text.includes(`{{${name}}}`)) hash.update(`\0${name}\0${values[name] ?? ""}`);
+  return hash.digest("hex");
 }
 
 async function runStatement(clickhouse: StandClickHouse, fileName: string, statement: SqlStatement, sql: string): Promise<void> {
@@ -104,16 +116,17 @@ export async function applyDdlFile(input: ApplyDdlFileInput): Promise<AppliedDdl
   try {
     const platform = await detectPlatform(clickhouse);
     const values = input.templateValues ?? (await templateValuesFor(platform, config));
+    // every statement renders before the first runs: a template mistake changes nothing on the server
+    const rendered = statements.map((statement) => renderStatement(statement, values, fileName));
     input.log(`${fileName}: ${statements.length} statements, as lifecycle on ${node.name} (ClickHouse ${platform.version})`);
-    for (const statement of statements) {
+    for (const [i, statement] of statements.entries()) {
       throwIfAborted(input.signal, STEP);
-      const sql = renderStatement(statement, values, fileName);
+      const sql = rendered[i] ?? "";
       const started = Date.now();
       await runStatement(clickhouse, fileName, statement, sql);
       input.log(`  ${statement.number}/${statements.length} (line ${statement.line}) ${statement.firstLine} — ${Date.now() - started} ms`);
     }
-    const checksum = createHash("sha256").update(text).digest("hex");
-    return { file: fileName, checksum, statements: statements.length, platformVersion: platform.version };
+    return { file: fileName, checksum: ddlChecksum(text, values), statements: statements.length, platformVersion: platform.version };
   } finally {
     await clickhouse.close();
   }

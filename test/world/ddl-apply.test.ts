@@ -16,7 +16,7 @@ let dir: string;
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "ddl-apply-"));
   await writeFile(path.join(dir, "10-broken.sql"), "-- a file with one bad statement\nSELECT 1;\n\n-- the second one is misspelt\nSELEC 2\nFROM system.one;\nSELECT 3;\n");
-  await writeFile(path.join(dir, "20-unknown-placeholder.sql"), "SELECT 1;\nSELECT {{no_such_value}};\n");
+  await writeFile(path.join(dir, "20-unknown-placeholder.sql"), "SELEC 'would fail if it ran';\nSELECT {{no_such_value}};\n");
   await writeFile(path.join(dir, "30-forbidden.sql"), "CREATE DATABASE IF NOT EXISTS world_test_not_allowed;\n");
   await writeFile(path.join(dir, "05-fine.sql"), "SELECT 1;\nSELECT 'a;b' AS `x;y`;\n");
   await writeFile(path.join(dir, "notes.txt"), "not a DDL file\n");
@@ -50,9 +50,10 @@ test("a broken statement fails naming the file, the statement number and line, i
   assert.ok(!io.lines.some((l) => l.includes("3/3")), "the statement after it did not run");
 });
 
-test("an unknown placeholder fails naming the file, the line and the placeholder", async () => {
+test("an unknown placeholder fails naming the file, the line and the placeholder, before any statement runs", async () => {
+  // statement 1 is broken too: had it been sent, the error would be the server's syntax error
   await assert.rejects(applyDdlFile({ ...recordingIo(), file: "20-unknown-placeholder.sql", dir }), (err: unknown) => {
-    assert.ok(err instanceof WorldTaskError);
+    assert.ok(err instanceof WorldTaskError && !(err instanceof DdlStatementError));
     assert.match(err.message, /20-unknown-placeholder\.sql:2: unknown placeholder \{\{no_such_value\}\}/);
     return true;
   });
