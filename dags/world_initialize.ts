@@ -5,6 +5,7 @@
 //   3 ddl_<file>          one task per sql/ddl file, in name order, as lifecycle from node 1;
 //                         each applied file is recorded in the schema ledger
 //   4 build_generator     the canonical generator build
+//     wait_for_hits_readers  one ClickHouse hits reader per node in a Stable group, before any hit is sent
 //   5 play_starting_days  one batch run: days 0 … WORLD_STARTING_DAYS-1
 //   6 wait_for_ods        ODS rows for the passport dates + error rows >= the passport's events
 //   7 send_order_snapshots  second generator run, snapshots of days 0 … 6
@@ -18,6 +19,7 @@ import { NonRetryableError } from "../src/runner/errors.ts";
 import { recordAppliedDdl } from "../src/world-api/schema-ledger.ts";
 import { describePosition, initializeDecision } from "../src/world-api/world-position.ts";
 import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
+import { waitForHitsReaders } from "../tasks/hits-readers.ts";
 import { createTopics } from "../tasks/topics.ts";
 import { waitForOds } from "../tasks/wait-for-ods.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
@@ -84,7 +86,9 @@ export default dag
     const build = await buildWorldGenerator(ctx);
     ctx.log.info(`generator build ${build.hash.slice(0, 12)} (${build.mode}${build.reused ? ", reused" : ""})`);
   })
-  .task("play_starting_days", { upstream: ["build_generator"] }, async (ctx) => {
+  // both readers in their group before the first message: one joining late would make the other read twice
+  .task("wait_for_hits_readers", { upstream: ["build_generator"] }, (ctx) => waitForHitsReaders({ ...taskIo(ctx), timeoutMs: 2 * MINUTE }))
+  .task("play_starting_days", { upstream: ["wait_for_hits_readers"] }, async (ctx) => {
     const { WORLD_STARTING_DAYS } = await passport();
     await runWorldGenerator(ctx, ["batch", "--day", "0", "--days", String(WORLD_STARTING_DAYS)]);
   })
