@@ -2,12 +2,14 @@
 // (file, checksum, run, task, time, server version); the status route reads the world's build back
 // and compares it with sql/ddl/. The build is the rows of the latest run that applied DDL, so a
 // rebuild replaces the previous world's record instead of mixing with it.
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { loadStandConfig, postgresUrl } from "../config/stand.ts";
+import { platformForVersion } from "../clickhouse/platform.ts";
 import { DDL_DIR } from "../world/constants.ts";
+import { readCatalogCsv, worldTemplateValues } from "../world/ddl-template.ts";
+import { ddlChecksum, listDdlFiles } from "../../tasks/ddl.ts";
 
 export interface LedgerEntry {
   file: string;
@@ -55,17 +57,15 @@ interface BuildRow {
   server_version: string;
 }
 
-/** sha256 of a DDL file's text as written: the same checksum tasks/ddl.ts reports when it applies the file. */
-export function ddlChecksum(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
-/** The .sql files of sql/ddl/ in apply (name) order, with their current checksums. */
+/**
+ * The .sql files of sql/ddl/ in apply (name) order, with the checksum applying each would record now:
+ * tasks/ddl.ts's own, over the file's text and the data it inlines (the catalog). Only data values
+ * enter that checksum, never server fragments, so any platform renders the same values for it.
+ */
 export async function currentDdlFiles(dir: string = DDL_DIR): Promise<DdlFileChecksum[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isFile() && e.name.endsWith(".sql")).map((e) => e.name);
-  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return Promise.all(names.map(async (file) => ({ file, checksum: ddlChecksum(await readFile(path.join(dir, file), "utf8")) })));
+  const values = worldTemplateValues({ platform: platformForVersion("18.16.1"), config: loadStandConfig(), catalogCsv: await readCatalogCsv() });
+  const names = await listDdlFiles(dir);
+  return Promise.all(names.map(async (file) => ({ file, checksum: ddlChecksum(await readFile(path.join(dir, file), "utf8"), values) })));
 }
 
 /** The runner database's URL (where the ledger lives), from the stand config. */

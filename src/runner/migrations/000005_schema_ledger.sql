@@ -5,7 +5,7 @@
 create table runner.schema_ledger (
   id             bigint generated always as identity primary key,
   file           text not null,
-  -- sha256 of the file's text as written (before template rendering), lowercase hex
+  -- sha256 of the file's text as written (before template rendering) and of the data it inlines, lowercase hex
   checksum       text not null check (checksum ~ '^[0-9a-f]{64}$'),
   statements     integer not null check (statements >= 0),
   dag_id         text not null,
