@@ -16,7 +16,7 @@ import { runGenerator } from "../tasks/generator-run.ts";
 import { waitForHitsReaders } from "../tasks/hits-readers.ts";
 import { createTopics, deleteTopics } from "../tasks/topics.ts";
 import { waitForOds } from "../tasks/wait-for-ods.ts";
-import { holdWorldLock } from "../test/etl/world-lock.ts";
+import { takeWorldLock } from "../test/support/world-lock.ts";
 
 interface Row {
   what: string;
@@ -73,7 +73,7 @@ function printTable(rows: readonly Row[]): void {
 }
 
 async function main(): Promise<void> {
-  const lock = await holdWorldLock((l) => console.log(l));
+  const lock = await takeWorldLock((l) => console.log(l));
   try {
     const passport = await loadPassport();
     const generator = await buildGenerator({ ...quiet, mode: "local" });

@@ -7,7 +7,7 @@ import type { StandConfig } from "../../src/config/stand.ts";
 import { runClickHouseChecks, type CheckResult, type Expectations } from "../../tasks/checks.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import * as fx from "./fixture.ts";
-import { holdWorldLock, type WorldLock } from "./world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
 
 let lock: WorldLock;
@@ -24,7 +24,7 @@ function fixtureExpectations(): Expectations {
 }
 
 before(async () => {
-  lock = await holdWorldLock();
+  lock = await takeWorldLock();
   await rebuildWorldWithoutIngest();
   const admin = adminSession();
   try {

@@ -18,7 +18,7 @@ import { formatCheckResult, loadExpectations, runClickHouseChecks } from "../../
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { parseOrdersBatch } from "../../tasks/orders.ts";
 import { snapshotAllViews } from "./marts.ts";
-import { holdWorldLock, type WorldLock } from "./world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 import { adminSession, quietIo, rebuildWorldWithoutIngest } from "./world.ts";
 
 const run = promisify(execFile);
@@ -35,7 +35,7 @@ const number = (v: unknown): number => (typeof v === "number" && Number.isFinite
 const text = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : JSON.stringify(v));
 
 before(async () => {
-  lock = await holdWorldLock();
+  lock = await takeWorldLock();
   dir = await mkdtemp(path.join(tmpdir(), "etl-passport-"));
   const passport = await loadPassport();
   const [hits, snapshots] = await Promise.all([

@@ -14,7 +14,7 @@ import { ddsDatesToProcess, dmDatesToProcess, runDdsTransform, runDmTransform } 
 import { EtlStatementError, readSqlFile, runSqlFile, runTemplateValues } from "../../tasks/etl-sql.ts";
 import * as fx from "./fixture.ts";
 import { snapshotAllViews, tuples } from "./marts.ts";
-import { holdWorldLock, type WorldLock } from "./world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
 
 let lock: WorldLock;
@@ -22,7 +22,7 @@ let admin: StandClickHouse;
 const io = quietIo();
 
 before(async () => {
-  lock = await holdWorldLock();
+  lock = await takeWorldLock();
   await rebuildWorldWithoutIngest();
   admin = adminSession();
   await insertDistributed(admin, "ods.event_dist", fx.HITS.map((h) => fx.odsEventRow(h)));

@@ -25,7 +25,7 @@ import {
   waitForRun,
   type FinishedRun,
 } from "./helpers.ts";
-import { takeWorldLock, type WorldLock } from "./world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 
 const { WORLD_STARTING_DAYS } = await loadPassport();
 

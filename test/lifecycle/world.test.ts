@@ -37,7 +37,7 @@ import {
   useRunnerService,
 } from "./helpers.ts";
 import { ddsAndDmDates, expectCanonicalOds, recordFakeDrift, runCli, worldSnapshot } from "./world-checks.ts";
-import { takeWorldLock, type WorldLock } from "./world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 
 const quiet = { signal: new AbortController().signal, log: () => undefined };
 

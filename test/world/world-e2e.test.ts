@@ -23,7 +23,7 @@ import { runGenerator } from "../../tasks/generator-run.ts";
 import { waitForHitsReaders } from "../../tasks/hits-readers.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
 import { waitForOds } from "../../tasks/wait-for-ods.ts";
-import { holdWorldLock, type WorldLock } from "../etl/world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 import { recordingIo } from "./helpers.ts";
 
 const config = loadStandConfig();
@@ -55,7 +55,7 @@ before(async () => {
   const day = passport.days[0];
   assert.ok(day && node1 && node2);
   day0 = day;
-  worldLock = await holdWorldLock((line) => console.log(`  ${line}`));
+  worldLock = await takeWorldLock((line) => console.log(`  ${line}`));
   etl = connectClickHouse({ account: "etl" });
   await cleanWorld();
 });
