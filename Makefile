@@ -59,7 +59,7 @@ lint: ## eslint with type-aware rules
 typecheck: ## tsc --noEmit
 	npx tsc -p tsconfig.json --noEmit
 
-test: ## typecheck, lint and every test, against the running stand (make stand-up first)
+test: stand-up ## start the stand if it is not running, then typecheck, lint and every test on it
 	bash scripts/run-tests.sh
 
 generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY=0 GENERATOR_DAYS=1 GENERATOR_LIMIT=…)
