@@ -2,13 +2,12 @@
 // waiting-trigger resume latency, each beside raw graphile-worker doing the same work in the
 // same process and database. Run: node --import tsx bench/runner-bench.ts
 // It creates and drops its own database (runner_bench_<random>) on the stand's Postgres.
-import { randomBytes } from "node:crypto";
 import { Logger as GraphileLogger, type JobHelpers, type Runner as GraphileRunner, run as runGraphile } from "graphile-worker";
 import pg from "pg";
 import { pino } from "pino";
-import { loadStandConfig, postgresUrl } from "../src/config/stand.ts";
 import { defineDag } from "../src/runner/dag.ts";
 import { type Runner, createRunner } from "../src/runner/runner.ts";
+import { withBenchDatabase } from "./bench-database.ts";
 
 const CHAIN_LENGTH = 50;
 const CHAIN_RUNS = 6;
@@ -166,18 +165,6 @@ function silentGraphileLogger(): GraphileLogger {
   return new GraphileLogger(() => () => undefined);
 }
 
-async function withBenchDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: postgresUrl(loadStandConfig().postgres.database) });
-  await admin.connect();
-  const name = `runner_bench_${randomBytes(4).toString("hex")}`;
-  await admin.query(`create database ${name}`);
-  try {
-    return await work(postgresUrl(name));
-  } finally {
-    await admin.query(`drop database ${name} with (force)`);
-    await admin.end();
-  }
-}
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
@@ -192,7 +179,7 @@ function printTable(rows: [string, string, string, string, string][]): void {
 }
 
 async function main(): Promise<void> {
-  await withBenchDatabase(async (url) => {
+  await withBenchDatabase("runner_bench", async (url) => {
     const runner = createRunner({
       pgUrl: url,
       dags: buildDags(),

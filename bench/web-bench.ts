@@ -4,16 +4,15 @@
 // history), starts the API app with the web router on an ephemeral port, and times 20 requests of
 // each page after 2 warm-ups, printing p50/p95 beside the 200 ms target of the DAG list.
 // Run: node --import tsx bench/web-bench.ts
-import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pg from "pg";
 import { pino } from "pino";
 import { createApp } from "../src/api/app.ts";
-import { loadStandConfig, postgresUrl } from "../src/config/stand.ts";
 import { defineDag } from "../src/runner/dag.ts";
 import type { Dag } from "../src/runner/dag.ts";
 import { createRunner } from "../src/runner/runner.ts";
+import { withBenchDatabase } from "./bench-database.ts";
 
 const TOTAL_RUNS = 10_000;
 const DAG_COUNT = 10;
@@ -120,18 +119,6 @@ async function seed(url: string): Promise<void> {
   }
 }
 
-async function withBenchDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: postgresUrl(loadStandConfig().postgres.database) });
-  await admin.connect();
-  const name = `web_bench_${randomBytes(4).toString("hex")}`;
-  await admin.query(`create database ${name}`);
-  try {
-    return await work(postgresUrl(name));
-  } finally {
-    await admin.query(`drop database ${name} with (force)`);
-    await admin.end();
-  }
-}
 
 function percentile(sorted: readonly number[], p: number): number {
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
@@ -160,7 +147,7 @@ function printTable(rows: string[][]): void {
 }
 
 async function main(): Promise<void> {
-  await withBenchDatabase(async (url) => {
+  await withBenchDatabase("web_bench", async (url) => {
     const runner = createRunner({ pgUrl: url, dags: benchDags(), concurrency: 4, leaseSeconds: 30, logger: silent });
     await runner.start();
     let server: Server | undefined;
