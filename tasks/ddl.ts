@@ -1,30 +1,24 @@
 // Applying the canonical DDL: list sql/ddl/*.sql in name order, and apply one file — render its
 // template for the server in front of us, split it into statements, run them in order as
 // `lifecycle` from node 1. The DAG runs one task per file, so a red task names the file.
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from "../src/clickhouse/client.ts";
 import { ClickHouseStatementError } from "../src/clickhouse/errors.ts";
 import { detectPlatform, type Platform } from "../src/clickhouse/platform.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import { DDL_DIR } from "../src/world/constants.ts";
+import { ddlChecksum, listDdlFiles } from "../src/world/ddl-files.ts";
 import { DdlTemplateError, readCatalogCsv, renderTemplate, worldTemplateValues, type TemplateValues } from "../src/world/ddl-template.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { splitSqlStatements, type SqlStatement } from "../src/world/sql-statements.ts";
+
+export { listDdlFiles };
 
 const STEP = "applyDdlFile";
 /** ON CLUSTER statements wait for every node (up to the server's 180 s distributed DDL timeout). */
 const DDL_REQUEST_TIMEOUT_MS = 300_000;
 
-/** The DDL files of `dir` (sql/ddl by default), by name: the order they are applied in. */
-export async function listDdlFiles(dir: string = DDL_DIR): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile() && e.name.endsWith(".sql"))
-    .map((e) => e.name)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
 
 /** A statement of a DDL file failed; the message names the file, the statement and the server's words. */
 export class DdlStatementError extends WorldTaskError {
@@ -70,14 +64,6 @@ async function templateValuesFor(platform: Platform, config: StandConfig): Promi
   return worldTemplateValues({ platform, config, catalogCsv: await readCatalogCsv() });
 }
 
-/** Placeholders whose values are data rather than server fragments: they belong in the checksum. */
-const DATA_PLACEHOLDERS = ["catalog.products_csv"];
-
-export function ddlChecksum(text: string, values: TemplateValues): string {
-  const hash = createHash("sha256").update(text);
-  for (const name of DATA_PLACEHOLDERS) if (text.includes(`{{${name}}}`)) hash.update(`\0${name}\0${values[name] ?? ""}`);
-  return hash.digest("hex");
-}
 
 async function runStatement(clickhouse: StandClickHouse, fileName: string, statement: SqlStatement, sql: string): Promise<void> {
   try {

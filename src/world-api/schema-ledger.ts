@@ -9,7 +9,7 @@ import { loadStandConfig, postgresUrl } from "../config/stand.ts";
 import { platformForVersion } from "../clickhouse/platform.ts";
 import { DDL_DIR } from "../world/constants.ts";
 import { readCatalogCsv, worldTemplateValues } from "../world/ddl-template.ts";
-import { ddlChecksum, listDdlFiles } from "../../tasks/ddl.ts";
+import { ddlChecksum, listDdlFiles } from "../world/ddl-files.ts";
 
 export interface LedgerEntry {
   file: string;
