@@ -25,7 +25,8 @@ export interface HandlerInput<P, Q, B> {
   res: Response;
 }
 
-export interface RouteDefinition<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+/** What documents a route (OpenAPI) and how it is mounted, whatever its input types. */
+interface RouteDoc {
   method: HttpMethod;
   /** OpenAPI style: /api/v2/dags/{dag_id}. */
   path: string;
@@ -35,28 +36,22 @@ export interface RouteDefinition<P extends z.ZodType, Q extends z.ZodType, B ext
   tag: string;
   /** Mutating routes need the bearer token. */
   auth: boolean;
+  bodySchemaName?: string;
+  responses: Record<number, ResponseDoc>;
+}
+
+export interface RouteDefinition<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteDoc {
   params?: P;
   query?: Q;
   body?: B;
-  bodySchemaName?: string;
-  responses: Record<number, ResponseDoc>;
   handle: (input: HandlerInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<void> | void;
 }
 
 /** A route with its types erased, as collected for mounting and documentation. */
-export interface RouteSpec {
-  method: HttpMethod;
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  tag: string;
-  auth: boolean;
+export interface RouteSpec extends RouteDoc {
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
-  bodySchemaName?: string;
-  responses: Record<number, ResponseDoc>;
   run: (req: Request, res: Response) => Promise<void>;
 }
 
