@@ -48,10 +48,16 @@ describe("max_active_runs and pause", () => {
     );
     const finished = await Promise.all(triggered.map((r) => runner.waitForRun("one_at_a_time", r.runId, { timeoutMs: 30_000 })));
     assert.ok(finished.every((r) => r.state === "success"));
-    // trigger order is creation order (queuedAt, then id): sort what the database says
+    // trigger order is the insert sequence (000006_trigger_order.sql): the listing, the API's
+    // order_by and the scheduler all sort by it, and queued_at follows it within a DAG
     const page = await runner.listRuns("one_at_a_time", { limit: 100, offset: 0, order: "asc" });
     const byTrigger = page.items.map((r) => r.runId);
     assert.equal(byTrigger.length, 20);
+    for (let i = 1; i < page.items.length; i++) {
+      const prev = page.items[i - 1];
+      const next = page.items[i];
+      assert.ok(prev && next && next.queuedAt >= prev.queuedAt, `run ${i} was queued before run ${i - 1} in the listing`);
+    }
     const byStart = [...finished].sort((a, b) => (a.startDate?.getTime() ?? 0) - (b.startDate?.getTime() ?? 0)).map((r) => r.runId);
     const byEnd = [...finished].sort((a, b) => (a.endDate?.getTime() ?? 0) - (b.endDate?.getTime() ?? 0)).map((r) => r.runId);
     assert.deepEqual(byStart, byTrigger, "runs started in trigger order");
