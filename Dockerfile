@@ -27,4 +27,4 @@ EXPOSE 28080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=6 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:28080/api/v2/monitor/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-CMD ["node", "--import", "tsx", "src/api/server.ts"]
+CMD ["node", "--import", "tsx", "src/server/main.ts"]

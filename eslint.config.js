@@ -23,6 +23,20 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "import-x/no-cycle": "error",
+      // src/server is the one wiring room: nothing else under src/ may reach into dags/ or tasks/.
+      "import-x/no-restricted-paths": [
+        "error",
+        {
+          zones: [
+            {
+              target: "./src/!(server)/**/*",
+              from: ["./dags", "./tasks"],
+              except: [],
+              message: "Only src/server wires in dags/ and tasks/; move what you need into src/ (world domain: src/world).",
+            },
+          ],
+        },
+      ],
       eqeqeq: ["error", "always"],
       "no-restricted-properties": [
         "error",

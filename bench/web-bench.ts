@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pg from "pg";
 import { pino } from "pino";
-import { createApp } from "../src/api/app.ts";
+import { createStandApp } from "../src/server/app.ts";
 import { defineDag } from "../src/runner/dag.ts";
 import type { Dag } from "../src/runner/dag.ts";
 import { createRunner } from "../src/runner/runner.ts";
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
     let server: Server | undefined;
     try {
       await seed(url);
-      const app = createApp({ runner, token: "bench-token-0123", logger: silent, metricsRegistry: runner.metrics });
+      const app = createStandApp({ runner, token: "bench-token-0123", logger: silent, metricsRegistry: runner.metrics });
       server = await new Promise<Server>((resolve) => {
         const s = app.listen(0, "127.0.0.1", () => resolve(s));
       });

@@ -9,9 +9,10 @@ import { detectPlatform, type Platform } from "../src/clickhouse/platform.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import { DDL_DIR } from "../src/world/constants.ts";
 import { ddlChecksum, listDdlFiles } from "../src/world/ddl-files.ts";
-import { DdlTemplateError, readCatalogCsv, renderTemplate, worldTemplateValues, type TemplateValues } from "../src/world/ddl-template.ts";
+import { SqlTemplateError, renderTemplate, type TemplateValues } from "../src/clickhouse/sql-template.ts";
+import { readCatalogCsv, worldTemplateValues } from "../src/world/ddl-template.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
-import { splitSqlStatements, type SqlStatement } from "../src/world/sql-statements.ts";
+import { splitSqlStatements, type SqlStatement } from "../src/clickhouse/sql-statements.ts";
 
 export { listDdlFiles };
 
@@ -79,7 +80,7 @@ function renderStatement(statement: SqlStatement, values: TemplateValues, fileNa
   try {
     return renderTemplate(statement.text, values, fileName, statement.line);
   } catch (err) {
-    if (!(err instanceof DdlTemplateError)) throw err;
+    if (!(err instanceof SqlTemplateError)) throw err;
     throw new WorldTaskError(STEP, `${err.message}; statement ${statement.number}: ${statement.firstLine}`, { cause: err });
   }
 }

@@ -15,18 +15,8 @@ import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from ".
 import { detectPlatform, type Platform } from "../src/clickhouse/platform.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import type { TaskIo } from "../src/world/io.ts";
-import {
-  ETL_DIR,
-  ETL_REQUEST_TIMEOUT_MS,
-  normalizeDates,
-  querySqlFile,
-  readSqlFile,
-  runSqlFile,
-  runTemplateValues,
-  serverNow,
-  usesPlaceholder,
-  type FileReport,
-} from "./etl-sql.ts";
+import { querySqlFile, readSqlFile, runSqlFile, usesPlaceholder, type FileReport } from "../src/clickhouse/sql-files.ts";
+import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, normalizeDates, runTemplateValues, serverNow } from "./etl-sql.ts";
 
 export type EtlLayer = "dds" | "dm";
 

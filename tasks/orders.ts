@@ -12,7 +12,8 @@ import { quoteString } from "../src/clickhouse/sql.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import { ORDERS_TOPIC } from "../src/world/constants.ts";
 import { WorldTaskError, type TaskIo } from "../src/world/io.ts";
-import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, readSqlFile, readSqlFragment, runSqlFile, runTemplateValues, type FileReport } from "./etl-sql.ts";
+import { readSqlFile, readSqlFragment, runSqlFile, type FileReport } from "../src/clickhouse/sql-files.ts";
+import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, runTemplateValues } from "./etl-sql.ts";
 
 const ORDERS_DIR = path.join(ETL_DIR, "orders");
 

@@ -3,7 +3,7 @@
 // than trusting an earlier task: a run carries no data between its tasks.
 import type { TaskContext } from "../../src/runner/dag.ts";
 import { NonRetryableError } from "../../src/runner/errors.ts";
-import { stepRefusal } from "../../src/world-api/world-position.ts";
+import { stepRefusal } from "../../src/world/position.ts";
 import { passport, readWorldPosition } from "./world-io.ts";
 
 export interface StepPosition {

@@ -2,7 +2,7 @@
 // WORLD_STARTING_DAYS and the position as a task reads it. Steps themselves live in each DAG file,
 // which calls tasks/ directly (no shared module of steps: world_recreate reuses by delegation).
 import type { TaskContext } from "../../src/runner/dag.ts";
-import { readPosition, WORLD_POSITION_KEY, type PositionReading } from "../../src/world-api/world-position.ts";
+import { readPosition, WORLD_POSITION_KEY, type PositionReading } from "../../src/world/position.ts";
 import type { TaskIo } from "../../src/world/io.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";
 

@@ -1,8 +1,9 @@
 // The express app of the runner's REST API (Airflow public API v2 shape). It depends only on the
-// RunnerService contract, so tests mount it on an ephemeral port over a real or fake engine.
+// RunnerService contract, so tests mount it on an ephemeral port over a real or fake engine. What
+// else the process serves (the web view, the world's schema status) is handed in by src/server.
 import { randomUUID } from "node:crypto";
 import express from "express";
-import type { Express } from "express";
+import type { Express, Router } from "express";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { RunnerService } from "../runner/service.ts";
@@ -18,8 +19,8 @@ import { dagRoutes } from "./routes/dags.ts";
 import { monitorRoutes } from "./routes/monitor.ts";
 import { taskInstanceRoutes } from "./routes/taskInstances.ts";
 import { variableRoutes } from "./routes/variables.ts";
-import { createWebRouter } from "../web/router.ts";
-import { systemRoutes } from "../world-api/routes.ts";
+import { systemRoutes } from "./routes/system.ts";
+import type { SchemaStatusResponse } from "./schemas.ts";
 
 export const API_VERSION = "2.0.0-stand";
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -32,6 +33,10 @@ export interface CreateAppOptions {
   metricsRegistry?: Registry;
   shutdownSignal?: AbortSignal;
   bodyLimitBytes?: number;
+  /** The world's schema status for GET /api/v2/system/schema (503 when absent). */
+  schemaStatus?: () => Promise<SchemaStatusResponse>;
+  /** Routers mounted after the API's routes and before its 404 (the web view). */
+  routers?: readonly Router[];
 }
 
 export interface RunnerApp extends Express {
@@ -46,6 +51,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     logger: options.logger,
     metricsRegistry: options.metricsRegistry ?? new Registry(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
+    schemaStatus: options.schemaStatus,
   };
   let document: Record<string, unknown> | undefined;
   const specs: RouteSpec[] = [
@@ -71,7 +77,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
   const router = express.Router();
   mountRoutes(router, specs, { requireToken: requireBearerToken(options.token), bodyLimitBytes });
   app.use(router);
-  app.use(createWebRouter({ runner: options.runner, logger: options.logger }));
+  for (const extra of options.routers ?? []) app.use(extra);
 
   app.use((req, _res, next) => {
     next(new ApiProblem(404, `no route ${req.method} ${req.path}; the routes are listed at /api/v2/openapi.json`));

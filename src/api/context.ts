@@ -3,6 +3,7 @@ import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { RunnerService } from "../runner/service.ts";
+import type { SchemaStatusResponse } from "./schemas.ts";
 
 export interface ApiContext {
   runner: RunnerService;
@@ -10,6 +11,8 @@ export interface ApiContext {
   metricsRegistry: Registry;
   /** Aborted when the server shuts down, so long waits answer at once instead of holding it. */
   shutdownSignal: AbortSignal;
+  /** The world's schema status (GET /api/v2/system/schema); absent where no world is wired in. */
+  schemaStatus?: () => Promise<SchemaStatusResponse>;
 }
 
 /** Who is calling, for audit fields (variable history, triggered_by). The CLI names itself with

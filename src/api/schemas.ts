@@ -235,3 +235,39 @@ export type TaskInstanceResponse = z.infer<typeof taskInstanceResponse>;
 export type VariableResponse = z.infer<typeof variableResponse>;
 export type VariableChangeResponse = z.infer<typeof variableChangeResponse>;
 export type LogResponse = z.infer<typeof logResponse>;
+
+// GET /api/v2/system/schema: the world's schema status (computed by src/world/schema-status.ts).
+const checksum = z.string().nullable();
+export const schemaStatusResponse = z.object({
+  status: z.enum(["in_sync", "drift", "no_build"]),
+  drift: z.boolean().describe("true when any file is changed, new or removed against the world's build"),
+  world_position: z.string().nullable(),
+  build: z
+    .object({ dag_id: z.string(), dag_run_id: z.string(), applied_at: z.string(), server_version: z.string() })
+    .nullable()
+    .describe("the run whose applied DDL is the world's build (the latest run that applied DDL)"),
+  summary: z.object({ unchanged: z.number().int(), changed: z.number().int(), new: z.number().int(), removed: z.number().int() }),
+  files: z.array(
+    z.object({
+      file: z.string(),
+      drift: z.enum(["changed", "new", "removed"]).nullable(),
+      current_checksum: checksum.describe("sha256 of the file in sql/ddl/ now; null when removed"),
+      built_checksum: checksum.describe("sha256 the world was built with; null when never applied"),
+      applied_at: z.string().nullable(),
+      dag_run_id: z.string().nullable(),
+      task_id: z.string().nullable(),
+      server_version: z.string().nullable(),
+    }),
+  ),
+  platform: z.object({
+    node: z.string(),
+    version: z.string().nullable(),
+    has_sql_roles: z.boolean().nullable(),
+    has_json_functions: z.boolean().nullable(),
+    has_date_time64: z.boolean().nullable(),
+    has_sql_dictionaries: z.boolean().nullable(),
+    error: z.string().nullable(),
+  }),
+  note: z.string(),
+});
+export type SchemaStatusResponse = z.infer<typeof schemaStatusResponse>;

@@ -23,7 +23,7 @@ export class ApiUnreachableError extends CliError {
   ) {
     super(
       `cannot reach the runner API at ${url} (${reason}).\n` +
-        "Is the runner running? Start it with 'make up' (or 'npx tsx src/api/server.ts'), " +
+        "Is the runner running? Start it with 'make up' (or 'npx tsx src/server/main.ts'), " +
         "or point the CLI elsewhere with --api-url <url> (default: runner.api_port in stand.yaml / $STAND_CONFIG).",
     );
     this.name = "ApiUnreachableError";

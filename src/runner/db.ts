@@ -28,7 +28,8 @@ export function createClient(connectionString: string): pg.Client {
   return new pg.Client({ connectionString, types: typeParsers, application_name: "dag-runner-listen" });
 }
 
-export async function run<R extends pg.QueryResultRow>(
+/** Runs a named statement and returns its rows. */
+export async function query<R extends pg.QueryResultRow>(
   db: Queryable,
   stmt: Statement,
   values: unknown[],
@@ -37,12 +38,13 @@ export async function run<R extends pg.QueryResultRow>(
   return result.rows;
 }
 
-export async function runOne<R extends pg.QueryResultRow>(
+/** Runs a named statement and returns its first row, if any. */
+export async function queryOne<R extends pg.QueryResultRow>(
   db: Queryable,
   stmt: Statement,
   values: unknown[],
 ): Promise<R | undefined> {
-  const rows = await run<R>(db, stmt, values);
+  const rows = await query<R>(db, stmt, values);
   return rows[0];
 }
 

@@ -19,25 +19,3 @@ export interface Engine {
   /** Wakes graphile-worker's idle workers after `ms`, when a retry becomes due. */
   wakeWorkersIn(ms: number): void;
 }
-
-/** Abort reasons a task's signal can carry. */
-export class TaskTimeoutError extends Error {
-  override name = "TaskTimeoutError";
-  constructor(readonly timeoutMs: number) {
-    super(`execution timeout of ${timeoutMs} ms exceeded`);
-  }
-}
-
-export class LeaseLostError extends Error {
-  override name = "LeaseLostError";
-  constructor() {
-    super("the try's lease was lost: another worker has taken the task over");
-  }
-}
-
-export class RunnerShutdownError extends Error {
-  override name = "RunnerShutdownError";
-  constructor() {
-    super("the runner is shutting down; the try is handed back to be retried");
-  }
-}

@@ -107,3 +107,25 @@ export function pgErrorCode(err: unknown): string | undefined {
   if (err && typeof err === "object" && "code" in err && typeof err.code === "string") return err.code;
   return undefined;
 }
+
+/** Abort reasons a task's signal can carry. */
+export class TaskTimeoutError extends Error {
+  override name = "TaskTimeoutError";
+  constructor(readonly timeoutMs: number) {
+    super(`execution timeout of ${timeoutMs} ms exceeded`);
+  }
+}
+
+export class LeaseLostError extends Error {
+  override name = "LeaseLostError";
+  constructor() {
+    super("the try's lease was lost: another worker has taken the task over");
+  }
+}
+
+export class RunnerShutdownError extends Error {
+  override name = "RunnerShutdownError";
+  constructor() {
+    super("the runner is shutting down; the try is handed back to be retried");
+  }
+}

@@ -2,8 +2,8 @@
 // deadline, and record the result in one transaction that also enqueues what comes next.
 import type { JobHelpers } from "graphile-worker";
 import type { CallableTask, Dag, TaskResult } from "./dag.ts";
-import { type Engine, RunnerShutdownError, TaskTimeoutError } from "./engine.ts";
-import { NonRetryableError, coerceError } from "./errors.ts";
+import type { Engine } from "./engine.ts";
+import { NonRetryableError, RunnerShutdownError, TaskTimeoutError, coerceError } from "./errors.ts";
 import { type TrackedTry, addLine } from "./inflight.ts";
 import { buildTaskContext } from "./task-context.ts";
 import { type ClaimedTry, type TryResult, claimTaskTry } from "./task-tries.ts";

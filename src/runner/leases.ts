@@ -3,8 +3,9 @@
 // takes over tries whose lease lapsed: the try is lost, the task retried or failed, and
 // graphile-worker's lock on the dead job cleared, all within the lease rather than 4 hours.
 import os from "node:os";
-import { run, statement } from "./db.ts";
-import { type Engine, LeaseLostError } from "./engine.ts";
+import { query, statement } from "./db.ts";
+import type { Engine } from "./engine.ts";
+import { LeaseLostError } from "./errors.ts";
 import { appendLogLines, findExpiredLeases, renewLeases, resumeDeferredTask, takeOverLostTry } from "./task-tries.ts";
 
 const BEAT = statement(
@@ -42,12 +43,12 @@ export async function beat(engine: Engine): Promise<void> {
     if (!held.has(token)) engine.inflight.abort(token, new LeaseLostError());
   }
   await appendLogLines(engine.pool, engine.inflight.drainAll());
-  await run(engine.pool, BEAT, [engine.workerId, os.hostname(), process.pid, [...engine.graphileWorkerIds]]);
+  await query(engine.pool, BEAT, [engine.workerId, os.hostname(), process.pid, [...engine.graphileWorkerIds]]);
 }
 
 /** A process is dead when it missed its heartbeat for two leases (it beats thrice a lease). */
 export async function releaseDeadWorkersJobs(engine: Engine): Promise<number> {
-  const rows = await run<{ released: number }>(engine.pool, RELEASE_DEAD, [engine.leaseSeconds * 2, engine.workerId]);
+  const rows = await query<{ released: number }>(engine.pool, RELEASE_DEAD, [engine.leaseSeconds * 2, engine.workerId]);
   const released = rows[0]?.released ?? 0;
   if (released > 0) engine.logger.warn({ released }, "released the graphile-worker jobs of a runner process that stopped beating");
   return released;
@@ -56,7 +57,7 @@ export async function releaseDeadWorkersJobs(engine: Engine): Promise<number> {
 /** Resumes waiting triggers whose child ended but whose resume job never ran (lost with a
  * crashed process, or failed out of its attempts), so no run is ever held waiting. */
 export async function resumeForgottenTriggers(engine: Engine): Promise<number> {
-  const rows = await run<{ id: number; child_run_pk: number; task_id: string; try_number: number; dag_id: string }>(
+  const rows = await query<{ id: number; child_run_pk: number; task_id: string; try_number: number; dag_id: string }>(
     engine.pool,
     UNRESUMED,
     [engine.leaseSeconds],

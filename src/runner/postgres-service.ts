@@ -1,6 +1,6 @@
 // RunnerService over the engine's tables: what the REST API, the web view and the CLI call.
 import type pg from "pg";
-import { run, runOne, statement } from "./db.ts";
+import { query, queryOne, statement } from "./db.ts";
 import { DagNotFoundError, VariableNotFoundError } from "./errors.ts";
 import { heartbeatIntervalMs } from "./leases.ts";
 import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
@@ -47,7 +47,7 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
 
   const getDag = async (dagId: string): Promise<DagSummary> => {
     knownDag(dagId);
-    const row = await runOne<{ dag_id: string; is_paused: boolean }>(pool, DAG_ROWS, [[dagId]]);
+    const row = await queryOne<{ dag_id: string; is_paused: boolean }>(pool, DAG_ROWS, [[dagId]]);
     if (!row) throw new DagNotFoundError(dagId); // loaded but not yet recorded: the runner has not started
     return summarize(row.dag_id, row.is_paused);
   };
@@ -55,17 +55,17 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
   return {
     async listDags() {
       const ids = registry.list().map((dag) => dag.id);
-      const rows = await run<{ dag_id: string; is_paused: boolean }>(pool, DAG_ROWS, [ids]);
+      const rows = await query<{ dag_id: string; is_paused: boolean }>(pool, DAG_ROWS, [ids]);
       const paused = new Map(rows.map((row) => [row.dag_id, row.is_paused]));
       return ids.filter((id) => paused.has(id)).map((id) => summarize(id, paused.get(id) ?? false));
     },
     getDag,
     async setPaused(dagId, paused) {
       knownDag(dagId);
-      const row = await runOne<{ dag_id: string; is_paused: boolean }>(pool, SET_PAUSED, [dagId, paused]);
+      const row = await queryOne<{ dag_id: string; is_paused: boolean }>(pool, SET_PAUSED, [dagId, paused]);
       if (!row) throw new DagNotFoundError(dagId);
       // unpausing lets the runs that waited queued start, oldest first
-      if (!paused) await run(pool, START_QUEUED, [dagId]);
+      if (!paused) await query(pool, START_QUEUED, [dagId]);
       return summarize(row.dag_id, row.is_paused);
     },
     async triggerRun(dagId, request) {
@@ -103,7 +103,7 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
     variableHistory: (key) => variableHistory(pool, key),
     async health() {
       try {
-        const row = await runOne<{ latest: Date | null }>(pool, LATEST_BEAT, []);
+        const row = await queryOne<{ latest: Date | null }>(pool, LATEST_BEAT, []);
         const latest = row?.latest ?? null;
         const threshold = Math.max(30_000, 3 * heartbeatIntervalMs(deps.leaseSeconds));
         const alive = latest !== null && Date.now() - latest.getTime() < threshold;

@@ -1,7 +1,7 @@
 // Reads for the service (API, web view): runs, task instances and logs, mapped from rows to the
 // records in types.ts. Nothing here changes state.
 import type pg from "pg";
-import { run, runOne, statement } from "./db.ts";
+import { query, queryOne, statement } from "./db.ts";
 import { DagRunNotFoundError, TaskInstanceNotFoundError, TryNotFoundError } from "./errors.ts";
 import type {
   DagRunRecord,
@@ -125,21 +125,21 @@ function toTaskInstanceRecord(dagId: string, runId: string, row: TaskInstanceRow
 
 /** Throws DagRunNotFoundError. */
 export async function readRun(db: pg.Pool, dagId: string, runId: string): Promise<DagRunRecord> {
-  const row = await runOne<RunRow>(db, GET_RUN, [dagId, runId]);
+  const row = await queryOne<RunRow>(db, GET_RUN, [dagId, runId]);
   if (!row) throw new DagRunNotFoundError(dagId, runId);
   return toRunRecord(row);
 }
 
-export async function readRuns(db: pg.Pool, dagId: string, query: ListRunsQuery): Promise<Page<DagRunRecord>> {
-  const stmt = query.order === "asc" ? LIST_RUNS_ASC : LIST_RUNS_DESC;
-  const rows = await run<RunRow & { total: number }>(db, stmt, [dagId, query.state ?? null, query.limit, query.offset]);
+export async function readRuns(db: pg.Pool, dagId: string, page: ListRunsQuery): Promise<Page<DagRunRecord>> {
+  const stmt = page.order === "asc" ? LIST_RUNS_ASC : LIST_RUNS_DESC;
+  const rows = await query<RunRow & { total: number }>(db, stmt, [dagId, page.state ?? null, page.limit, page.offset]);
   // past the last page the window count is absent; ask for it separately
-  const total = rows[0]?.total ?? (await runOne<{ total: number }>(db, COUNT_RUNS, [dagId, query.state ?? null]))?.total;
+  const total = rows[0]?.total ?? (await queryOne<{ total: number }>(db, COUNT_RUNS, [dagId, page.state ?? null]))?.total;
   return { items: rows.map(toRunRecord), totalEntries: total ?? 0 };
 }
 
 export async function readTaskInstances(db: pg.Pool, dagId: string, runId: string): Promise<TaskInstanceRecord[]> {
-  const rows = await run<TaskInstanceRow>(db, LIST_TASK_INSTANCES, [dagId, runId]);
+  const rows = await query<TaskInstanceRow>(db, LIST_TASK_INSTANCES, [dagId, runId]);
   if (rows.length === 0) await readRun(db, dagId, runId); // throws when the run itself is missing
   return rows.map((row) => toTaskInstanceRecord(dagId, runId, row));
 }
@@ -151,7 +151,7 @@ export async function readTaskLog(
   taskId: string,
   tryNumber: number,
 ): Promise<TaskLogRecord> {
-  const ti = await runOne<{ id: number; try_number: number }>(db, FIND_TASK_INSTANCE, [dagId, runId, taskId]);
+  const ti = await queryOne<{ id: number; try_number: number }>(db, FIND_TASK_INSTANCE, [dagId, runId, taskId]);
   if (!ti) {
     await readRun(db, dagId, runId);
     throw new TaskInstanceNotFoundError(dagId, runId, taskId);
@@ -160,6 +160,6 @@ export async function readTaskLog(
   if (!Number.isInteger(tryNumber) || tryNumber < 1 || tryNumber > ti.try_number) {
     throw new TryNotFoundError(dagId, runId, taskId, tryNumber);
   }
-  const lines = await run<{ at: Date; level: string; message: string }>(db, LOG_LINES, [ti.id, tryNumber]);
+  const lines = await query<{ at: Date; level: string; message: string }>(db, LOG_LINES, [ti.id, tryNumber]);
   return { dagId, runId, taskId, tryNumber, lines };
 }

@@ -16,8 +16,9 @@ import { type Logger, pino } from "pino";
 import type { Registry } from "prom-client";
 import { processEnv } from "../config/stand.ts";
 import type { Dag } from "./dag.ts";
-import { createPool, run, statement } from "./db.ts";
-import { type Engine, RunnerShutdownError } from "./engine.ts";
+import { createPool, query, statement } from "./db.ts";
+import type { Engine } from "./engine.ts";
+import { RunnerShutdownError } from "./errors.ts";
 import { runTaskJob } from "./execute-task.ts";
 import { InflightTries } from "./inflight.ts";
 import { beat, heartbeatIntervalMs, reapExpiredLeases, reaperIntervalMs } from "./leases.ts";
@@ -29,7 +30,7 @@ import { RunWaiters } from "./run-waiters.ts";
 import { syncDags } from "./runs.ts";
 import { createScheduledRuns } from "./scheduler.ts";
 import type { RunnerService } from "./service.ts";
-import { createRunnerService } from "./service-impl.ts";
+import { createRunnerService } from "./postgres-service.ts";
 import { runResumeJob } from "./waiting-trigger.ts";
 
 export interface RunnerOptions {
@@ -102,7 +103,7 @@ function buildEngine(options: RunnerOptions, logger: Logger, registry: DagRegist
       // graphile finds future jobs only by polling; a NOTIFY when the retry is due wakes it now
       const timer = setTimeout(() => {
         wakeTimers.delete(timer);
-        run(pool, WAKE_WORKERS, []).catch((err: unknown) => logger.warn({ err }, "waking workers failed"));
+        query(pool, WAKE_WORKERS, []).catch((err: unknown) => logger.warn({ err }, "waking workers failed"));
       }, ms + 5);
       wakeTimers.add(timer);
     },

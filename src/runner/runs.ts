@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Dag } from "./dag.ts";
-import { run, statement } from "./db.ts";
+import { query, statement } from "./db.ts";
 import { DuplicateRunError, PG_ERROR, pgErrorCode } from "./errors.ts";
 import type { DagRegistry } from "./registry.ts";
 import type { RunConf, RunType, TriggerRequest } from "./types.ts";
@@ -33,7 +33,7 @@ export function scheduleText(dag: Dag): string | null {
  * and starts runs left queued, e.g. by a runner that stopped. */
 export async function syncDags(pool: pg.Pool, registry: DagRegistry): Promise<void> {
   for (const dag of registry.list()) {
-    await run(pool, UPSERT_DAG, [
+    await query(pool, UPSERT_DAG, [
       dag.id,
       dag.isPausedUponCreation,
       dag.description,
@@ -42,7 +42,7 @@ export async function syncDags(pool: pg.Pool, registry: DagRegistry): Promise<vo
       dag.taskIds,
       dag.fileloc,
     ]);
-    await run(pool, START_QUEUED_RUNS, [dag.id]);
+    await query(pool, START_QUEUED_RUNS, [dag.id]);
   }
 }
 
@@ -79,7 +79,7 @@ export interface NewRun {
 /** Inserts the run and its task instances; starts it at once when the DAG has room. */
 export async function insertRun(db: pg.Pool | pg.PoolClient, r: NewRun): Promise<number> {
   try {
-    const rows = await run<{ run_pk: number }>(db, CREATE_RUN, [
+    const rows = await query<{ run_pk: number }>(db, CREATE_RUN, [
       r.dag.id,
       r.runId,
       r.runType,

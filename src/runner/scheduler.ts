@@ -6,7 +6,7 @@
 import { Cron } from "croner";
 import type pg from "pg";
 import type { Dag, Schedule } from "./dag.ts";
-import { inTransaction, runOne, statement } from "./db.ts";
+import { inTransaction, queryOne, statement } from "./db.ts";
 import { DuplicateRunError } from "./errors.ts";
 import type { DagRegistry } from "./registry.ts";
 import { insertRun } from "./runs.ts";
@@ -51,12 +51,12 @@ export async function createScheduledRuns(pool: pg.Pool, registry: DagRegistry, 
 }
 
 async function scheduleDag(client: pg.PoolClient, dag: Dag, now: Date): Promise<string | null> {
-  const state = await runOne<{ is_paused: boolean; last_scheduled_at: Date | null }>(client, DAG_STATE, [dag.id]);
+  const state = await queryOne<{ is_paused: boolean; last_scheduled_at: Date | null }>(client, DAG_STATE, [dag.id]);
   if (!state || state.is_paused) return null;
   const due = dueInstant(dag.schedule, state.last_scheduled_at, now);
   if (!due) return null;
   const runId = `scheduled__${due.toISOString()}`;
-  await runOne(client, MARK_SCHEDULED, [dag.id, due]);
+  await queryOne(client, MARK_SCHEDULED, [dag.id, due]);
   // the savepoint keeps the mark when a run with this id already exists (made by hand, say)
   await client.query("savepoint scheduled_run");
   try {

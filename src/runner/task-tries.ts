@@ -1,7 +1,7 @@
 // The SQL side of a try's life: claim (start a try, take a lease), record the result (fenced by
 // the attempt token), defer to a child run, resume, renew leases, take over lost tries.
 import type pg from "pg";
-import { run, runOne, statement } from "./db.ts";
+import { query, queryOne, statement } from "./db.ts";
 import type { RunConf, TaskState } from "./types.ts";
 
 export interface LogLine {
@@ -93,7 +93,7 @@ export async function claimTaskTry(
   leaseSeconds: number,
   jobId: number | null,
 ): Promise<ClaimedTry | null> {
-  const row = await runOne<{
+  const row = await queryOne<{
     task_id: string;
     attempt_token: string;
     max_tries: number;
@@ -126,7 +126,7 @@ function toRecorded(row: { accepted: boolean; task_state: TaskState; retry_in_ms
 /** One transaction: the result (fenced by the token), the try's last log lines, and all that
  * follows (successors enqueued, a retry scheduled, or the run failed). */
 export async function recordTaskResult(db: pg.Pool, tiId: number, token: string, result: TryResult): Promise<RecordedResult> {
-  const row = await runOne<{ accepted: boolean; task_state: TaskState; retry_in_ms: number | null }>(db, FINISH, [
+  const row = await queryOne<{ accepted: boolean; task_state: TaskState; retry_in_ms: number | null }>(db, FINISH, [
     tiId,
     token,
     result.outcome,
@@ -146,7 +146,7 @@ export async function takeOverLostTry(
   retryDelayMs: number,
   reason: string,
 ): Promise<RecordedResult> {
-  const row = await runOne<{ accepted: boolean; task_state: TaskState; retry_in_ms: number | null }>(db, TAKE_OVER, [
+  const row = await queryOne<{ accepted: boolean; task_state: TaskState; retry_in_ms: number | null }>(db, TAKE_OVER, [
     tiId,
     token,
     Math.round(retryDelayMs),
@@ -171,7 +171,7 @@ export async function deferToChildRun(
   child: ChildRunSpec,
   log: readonly LogLine[],
 ): Promise<number | null> {
-  const row = await runOne<{ child_run_pk: number | null }>(db, DEFER, [
+  const row = await queryOne<{ child_run_pk: number | null }>(db, DEFER, [
     claim.tiId,
     claim.token,
     child.dagId,
@@ -190,7 +190,7 @@ export async function resumeDeferredTask(
   childRunPk: number,
   retryDelayMs: number,
 ): Promise<RecordedResult & { resumeLatencyMs: number | null }> {
-  const row = await runOne<{
+  const row = await queryOne<{
     accepted: boolean;
     task_state: TaskState;
     retry_in_ms: number | null;
@@ -202,7 +202,7 @@ export async function resumeDeferredTask(
 /** Renews the leases of the given tries; returns the tokens that still hold their task. */
 export async function renewLeases(db: pg.Pool, tokens: readonly string[], leaseSeconds: number): Promise<Set<string>> {
   if (tokens.length === 0) return new Set();
-  const rows = await run<{ attempt_token: string }>(db, RENEW, [tokens, leaseSeconds]);
+  const rows = await query<{ attempt_token: string }>(db, RENEW, [tokens, leaseSeconds]);
   return new Set(rows.map((r) => r.attempt_token));
 }
 
@@ -214,7 +214,7 @@ export interface PendingLogLine extends LogLine {
 export async function appendLogLines(db: pg.Pool, lines: readonly PendingLogLine[]): Promise<void> {
   if (lines.length === 0) return;
   const rows = lines.map((l) => ({ ti_id: l.tiId, try_number: l.tryNumber, at: l.at, level: l.level, message: l.message }));
-  await run(db, APPEND_LOG, [JSON.stringify(rows)]);
+  await query(db, APPEND_LOG, [JSON.stringify(rows)]);
 }
 
 export interface ExpiredTry {
@@ -228,7 +228,7 @@ export interface ExpiredTry {
 }
 
 export async function findExpiredLeases(db: pg.Pool, limit: number): Promise<ExpiredTry[]> {
-  const rows = await run<{
+  const rows = await query<{
     id: number;
     attempt_token: string;
     try_number: number;

@@ -1,6 +1,6 @@
 // Variables: a key/value store in Postgres. Writes go through runner.set_variable /
 // runner.delete_variable, which record every change (old, new, when, who, which run).
-import { type Queryable, run, runOne, statement } from "./db.ts";
+import { type Queryable, query, queryOne, statement } from "./db.ts";
 import { VariableNotFoundError } from "./errors.ts";
 import type { Page, VariableChange, VariableRecord } from "./types.ts";
 
@@ -48,13 +48,13 @@ function toRecord(row: VariableRow): VariableRecord {
 }
 
 export async function getVariable(db: Queryable, key: string): Promise<VariableRecord | null> {
-  const row = await runOne<VariableRow>(db, GET, [key]);
+  const row = await queryOne<VariableRow>(db, GET, [key]);
   return row ? toRecord(row) : null;
 }
 
-export async function listVariables(db: Queryable, query: { limit: number; offset: number }): Promise<Page<VariableRecord>> {
-  const rows = await run<VariableRow & { total: number }>(db, LIST, [query.limit, query.offset]);
-  const total = rows[0]?.total ?? (await runOne<{ total: number }>(db, COUNT, []))?.total ?? 0;
+export async function listVariables(db: Queryable, page: { limit: number; offset: number }): Promise<Page<VariableRecord>> {
+  const rows = await query<VariableRow & { total: number }>(db, LIST, [page.limit, page.offset]);
+  const total = rows[0]?.total ?? (await queryOne<{ total: number }>(db, COUNT, []))?.total ?? 0;
   return { items: rows.map(toRecord), totalEntries: total };
 }
 
@@ -66,7 +66,7 @@ export async function setVariable(
   author: ChangeAuthor,
   description?: string | null,
 ): Promise<VariableRecord> {
-  const row = await runOne<VariableRow>(db, SET, [
+  const row = await queryOne<VariableRow>(db, SET, [
     key,
     value,
     description ?? null,
@@ -81,13 +81,13 @@ export async function setVariable(
 
 /** Throws VariableNotFoundError when there is no such variable. */
 export async function deleteVariable(db: Queryable, key: string, author: ChangeAuthor): Promise<void> {
-  const row = await runOne<{ deleted: boolean }>(db, DELETE, [key, author.changedBy, author.dagId ?? null, author.runId ?? null]);
+  const row = await queryOne<{ deleted: boolean }>(db, DELETE, [key, author.changedBy, author.dagId ?? null, author.runId ?? null]);
   if (!row?.deleted) throw new VariableNotFoundError(key);
 }
 
 /** Every recorded change of a key, oldest first. */
 export async function variableHistory(db: Queryable, key: string): Promise<VariableChange[]> {
-  const rows = await run<HistoryRow>(db, HISTORY, [key]);
+  const rows = await query<HistoryRow>(db, HISTORY, [key]);
   return rows.map((row) => ({
     key: row.key,
     oldValue: row.old_value,

@@ -1,5 +1,6 @@
-// Process entry of the runner: starts the engine with the DAGs of dags/index.ts and the REST API on
-// runner.listen_host:runner.api_port; SIGTERM/SIGINT stop both cleanly (a second signal forces).
+// Process entry of the runner: starts the engine with the DAGs of dags/index.ts and the stand's app
+// (REST API, web view, world status: app.ts) on runner.listen_host:runner.api_port; SIGTERM/SIGINT
+// stop both cleanly (a second signal forces).
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import path from "node:path";
@@ -11,7 +12,7 @@ import { apiListenHost, loadStandConfig, postgresUrl, processEnv } from "../conf
 import { coerceError } from "../runner/errors.ts";
 import { createRunner } from "../runner/runner.ts";
 import type { Runner } from "../runner/runner.ts";
-import { createApp } from "./app.ts";
+import { createStandApp } from "./app.ts";
 
 const CLOSE_GRACE_MS = 10_000;
 
@@ -57,7 +58,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   await runner.start();
 
   const shutdown = new AbortController();
-  const app = createApp({
+  const app = createStandApp({
     runner,
     token: config.runner.api_token,
     logger: logger.child({ component: "api" }),

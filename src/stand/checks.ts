@@ -8,15 +8,17 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { connectClickHouse, type AccountKey, type StandClickHouse } from "../src/clickhouse/client.ts";
-import { quoteString } from "../src/clickhouse/sql.ts";
-import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
-import { PASSPORT_PATH } from "../src/world/constants.ts";
-import { loadPassport } from "../src/world/passport.ts";
-import { CHECKS_DIR, querySqlFile, readSqlFile } from "./etl-sql.ts";
+import { connectClickHouse, type AccountKey, type StandClickHouse } from "../clickhouse/client.ts";
+import { quoteString } from "../clickhouse/sql.ts";
+import { loadStandConfig, repoRoot, type StandConfig } from "../config/stand.ts";
+import { PASSPORT_PATH } from "../world/constants.ts";
+import { loadPassport } from "../world/passport.ts";
+import { querySqlFile, readSqlFile } from "../clickhouse/sql-files.ts";
 import { compareDayCounts, compareLatestSnapshot, type CheckResult, type Expectations } from "./check-compare.ts";
 
 export type { CheckResult, Expectations } from "./check-compare.ts";
+
+export const CHECKS_DIR = path.join(repoRoot, "sql", "checks");
 
 /** The distributed DDL queue the stand's servers use (docs/stand.md). */
 export const DDL_QUEUE_PATH = "/clickhouse/task_queue/ddl";

@@ -1,4 +1,4 @@
-// The DAG runner (src/api/server.ts: engine + REST API + web view) as a stand service: a detached
+// The DAG runner (src/server/main.ts: engine + REST API + web view) as a stand service: a detached
 // process with its pid file and log under .stand/runner/, started by `make up` after the stand and
 // stopped by `make down` before it. The supervisor's pid-file rules apply: only a process whose
 // command line carries our server.ts path is ever signalled.

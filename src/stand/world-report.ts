@@ -7,8 +7,8 @@ import { trigger } from "../cli/commands.ts";
 import { connectClickHouse } from "../clickhouse/client.ts";
 import { apiBaseUrl, loadStandConfig } from "../config/stand.ts";
 import { APPLICATION_DATABASES } from "../world/constants.ts";
-import type { SchemaStatus } from "../world-api/schema-status.ts";
-import { WORLD_POSITION_KEY } from "../world-api/world-position.ts";
+import type { SchemaStatus } from "../world/schema-status.ts";
+import { WORLD_POSITION_KEY } from "../world/position.ts";
 
 export interface FailedTask {
   dagId: string;

@@ -1,7 +1,7 @@
 // The run-history web view, served by the API process: server-rendered pages under /ui, each with
 // a JSON twin under /ui/data that the page script polls while runs are active, page actions
-// under /ui/actions, and two static files. Mounted by src/api/app.ts; reads go through
-// RunnerService only, like the REST API.
+// under /ui/actions, and the static files. Mounted beside the API by src/server/app.ts; reads go
+// through RunnerService only, like the REST API, and the schema page through the source it is given.
 import { readFileSync } from "node:fs";
 import express from "express";
 import type { Request, Response, Router } from "express";
@@ -16,7 +16,7 @@ import { buildGridView, renderGridPage } from "./pages/dag-grid.ts";
 import { buildDagListView, renderDagListPage } from "./pages/dag-list.ts";
 import { renderRunPage } from "./pages/run-page.ts";
 import { buildRunView } from "./pages/run-view.ts";
-import { buildSchemaStatusView, renderSchemaStatusPage } from "./pages/schema-status.ts";
+import { buildSchemaStatusView, renderSchemaStatusPage, type SchemaStatusSource } from "./pages/schema-status.ts";
 import { buildVariableHistoryView, buildVariablesView, renderVariableHistoryPage, renderVariablesPage } from "./pages/variables.ts";
 import { webSecurityHeaders } from "./security.ts";
 import { webErrorHandler, webNotFound } from "./web-errors.ts";
@@ -24,6 +24,8 @@ import { webErrorHandler, webNotFound } from "./web-errors.ts";
 export interface WebRouterOptions {
   runner: RunnerService;
   logger: Logger;
+  /** The world's schema status (the /ui/schema page); the page says it is not available without it. */
+  schemaStatus?: SchemaStatusSource;
 }
 
 const offsetSchema = z.coerce.number().int().min(0).max(1_000_000_000).default(0);
@@ -75,7 +77,7 @@ function mountStaticFiles(router: Router): void {
   }
 }
 
-function mountPages(router: Router, runner: RunnerService): void {
+function mountPages(router: Router, runner: RunnerService, schemaStatus: SchemaStatusSource | undefined): void {
   servePage(router, "/", (req) => buildDagListView(runner, parse(pageQuery, req.query, "").offset), renderDagListPage);
   servePage(
     router,
@@ -101,7 +103,7 @@ function mountPages(router: Router, runner: RunnerService): void {
     (req) => buildVariableHistoryView(runner, parse(variableKeySchema, req.params.key, "variable_key"), parse(pageQuery, req.query, "").offset),
     renderVariableHistoryPage,
   );
-  servePage(router, "/schema", buildSchemaStatusView, renderSchemaStatusPage);
+  servePage(router, "/schema", () => buildSchemaStatusView(schemaStatus), renderSchemaStatusPage);
 }
 
 export function createWebRouter(options: WebRouterOptions): Router {
@@ -109,7 +111,7 @@ export function createWebRouter(options: WebRouterOptions): Router {
   router.get("/", (_req, res) => res.redirect(302, webPaths.dagList()));
   router.use("/ui", webSecurityHeaders());
   mountStaticFiles(router);
-  mountPages(router, options.runner);
+  mountPages(router, options.runner, options.schemaStatus);
   router.use(pageActionsRouter(options.runner));
   router.use("/ui", webNotFound());
   router.use("/ui", webErrorHandler(options.logger));

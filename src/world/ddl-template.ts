@@ -1,47 +1,12 @@
-// The one renderer for the canonical DDL templates in sql/ddl/. A placeholder is `{{name}}`
-// (letters, digits, `_` and `.`); every value is SQL text ready to paste — a quoted literal, a
-// type, an engine clause — so the SQL files read as SQL. Server-dependent text comes only from
-// the platform layer (src/clickhouse/platform.ts). ClickHouse's own `{shard}`/`{replica}` macros
-// use single braces and pass through untouched. Placeholders do not belong in comments: a
-// multi-line value would break out of a `--` comment.
+// The values of the world's DDL templates in sql/ddl/ (rendered by src/clickhouse/sql-template.ts):
+// names of the world's topics and groups, the cluster, the inlined catalog, and server-dependent
+// text, which comes only from the platform layer (src/clickhouse/platform.ts).
 import { readFile } from "node:fs/promises";
 import type { Platform } from "../clickhouse/platform.ts";
 import { quoteIdentifier, quoteString } from "../clickhouse/sql.ts";
 import { kafkaBroker, type StandConfig } from "../config/stand.ts";
+import type { TemplateValues } from "../clickhouse/sql-template.ts";
 import { CATALOG_CSV_PATH, HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "./constants.ts";
-
-export type TemplateValues = Readonly<Record<string, string>>;
-
-const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.]+)\s*\}\}/g;
-
-export class DdlTemplateError extends Error {
-  constructor(
-    readonly file: string,
-    readonly placeholder: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "DdlTemplateError";
-  }
-}
-
-/** Replaces every `{{name}}`; an unknown name or a stray `{{` is an error naming the file and line. */
-export function renderTemplate(text: string, values: TemplateValues, file: string, firstLine = 1): string {
-  const rendered = text.replace(PLACEHOLDER, (match, name: string, offset: number) => {
-    const value = values[name];
-    if (value === undefined) {
-      const line = firstLine + (text.slice(0, offset).match(/\n/g)?.length ?? 0);
-      throw new DdlTemplateError(file, name, `${file}:${line}: unknown placeholder ${match} (known: ${Object.keys(values).sort().join(", ")})`);
-    }
-    return value;
-  });
-  const stray = /\{\{|\}\}/.exec(text.replace(PLACEHOLDER, ""));
-  if (stray) {
-    const line = firstLine + (text.slice(0, stray.index).match(/\n/g)?.length ?? 0);
-    throw new DdlTemplateError(file, stray[0], `${file}:${line}: malformed placeholder near '${stray[0]}'`);
-  }
-  return rendered;
-}
 
 export interface WorldTemplateInputs {
   platform: Platform;

@@ -7,9 +7,9 @@ import path from "node:path";
 import pg from "pg";
 import { loadStandConfig, postgresUrl } from "../config/stand.ts";
 import { platformForVersion } from "../clickhouse/platform.ts";
-import { DDL_DIR } from "../world/constants.ts";
-import { readCatalogCsv, worldTemplateValues } from "../world/ddl-template.ts";
-import { ddlChecksum, listDdlFiles } from "../world/ddl-files.ts";
+import { DDL_DIR } from "./constants.ts";
+import { readCatalogCsv, worldTemplateValues } from "./ddl-template.ts";
+import { ddlChecksum, listDdlFiles } from "./ddl-files.ts";
 
 export interface LedgerEntry {
   file: string;
@@ -29,9 +29,6 @@ export interface DdlFileChecksum {
   file: string;
   checksum: string;
 }
-
-/** Postgres error code of "relation does not exist": the runner has not migrated this database yet. */
-export const PG_UNDEFINED_TABLE = "42P01";
 
 const INSERT = `insert into runner.schema_ledger (file, checksum, statements, dag_id, run_id, task_id, server_version)
                 values ($1, $2, $3, $4, $5, $6, $7)`;

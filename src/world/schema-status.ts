@@ -1,10 +1,20 @@
 // Schema status: sql/ddl/ as it is now against the world's build in the ledger, file by file, plus
 // the ClickHouse platform probed live. `make up` never applies changed DDL; this is where the
 // difference shows, and `make rebuild-storage` is how the world takes it.
+import type pg from "pg";
 import { connectClickHouse } from "../clickhouse/client.ts";
 import { detectPlatform } from "../clickhouse/platform.ts";
 import { loadStandConfig } from "../config/stand.ts";
-import type { DdlFileChecksum, LedgerRow } from "./schema-ledger.ts";
+import { PG_ERROR, pgErrorCode } from "../runner/errors.ts";
+import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";
+
+/** The runner database has no runner.schema_ledger table: the runner never migrated it. */
+export class SchemaLedgerMissingError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the runner database has no schema ledger yet (runner.schema_ledger): start the runner once so it migrates (make up)", options);
+    this.name = "SchemaLedgerMissingError";
+  }
+}
 
 /** changed: the file differs from what the world was built with; new: not in the build; removed: in the build, gone from sql/ddl. */
 export type FileDrift = "changed" | "new" | "removed";
@@ -120,4 +130,18 @@ export async function probePlatform(timeoutMs = 5000): Promise<PlatformProbe> {
   } finally {
     await clickhouse.close();
   }
+}
+
+/** The whole status: sql/ddl/ now, the ledger's build (from `pool`, the runner database), the platform.
+ * Throws SchemaLedgerMissingError when the ledger table does not exist. */
+export async function readSchemaStatus(pool: pg.Pool, position: string | null): Promise<SchemaStatus> {
+  const [current, platform] = await Promise.all([currentDdlFiles(), probePlatform()]);
+  let build: LedgerRow[];
+  try {
+    build = await readWorldBuild(pool);
+  } catch (err) {
+    if (pgErrorCode(err) === PG_ERROR.UNDEFINED_TABLE) throw new SchemaLedgerMissingError({ cause: err });
+    throw err;
+  }
+  return summarize(compareWithBuild(current, build), build, position, platform);
 }

@@ -1,12 +1,13 @@
-// Mounts the API app on an ephemeral 127.0.0.1 port over a given engine, for the API and CLI tests.
+// Mounts the stand's app (API + web view, src/server/app.ts) on an ephemeral 127.0.0.1 port over a
+// given engine, for the API, CLI and web tests.
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { createApp } from "../../src/api/app.ts";
 import type { RunnerApp } from "../../src/api/app.ts";
 import type { ProblemBody } from "../../src/api/problem.ts";
 import type { RunnerService } from "../../src/runner/service.ts";
+import { createStandApp } from "../../src/server/app.ts";
 
 export const TEST_TOKEN = "test-token-0123456789";
 
@@ -18,7 +19,7 @@ export interface ApiHarness {
 
 export async function startApi(runner: RunnerService, registry: Registry = new Registry()): Promise<ApiHarness> {
   const shutdown = new AbortController();
-  const app = createApp({ runner, token: TEST_TOKEN, logger: pino({ level: "silent" }), metricsRegistry: registry, shutdownSignal: shutdown.signal });
+  const app = createStandApp({ runner, token: TEST_TOKEN, logger: pino({ level: "silent" }), metricsRegistry: registry, shutdownSignal: shutdown.signal });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });

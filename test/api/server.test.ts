@@ -1,4 +1,4 @@
-// The process entry: src/api/server.ts starts the engine and the API from the stand config, serves
+// The process entry: src/server/main.ts starts the engine and the API from the stand config, serves
 // the DAGs of dags/index.ts, and on SIGTERM answers open waits, stops, and leaves no connection.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -58,7 +58,7 @@ void describe("runner server process", () => {
     const configFile = path.join(tempDir, "stand.yaml");
     writeFileSync(configFile, config);
     baseUrl = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src/api/server.ts")], {
+    child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src/server/main.ts")], {
       cwd: repoRoot,
       // Passing the environment on to the child, not reading configuration from it.
       // eslint-disable-next-line no-restricted-properties

@@ -365,7 +365,7 @@ void describe("runner: image, stand config", () => {
     assert.ok(!["root", "0", "0:0"].includes(user), `runs as ${user}`);
     assert.match(args("HEALTHCHECK").join(" "), /\/api\/v2\/monitor\/health/);
     const cmd = args("CMD").at(-1) ?? "";
-    assert.deepEqual(JSON.parse(cmd) as unknown, ["node", "--import", "tsx", "src/api/server.ts"]);
+    assert.deepEqual(JSON.parse(cmd) as unknown, ["node", "--import", "tsx", "src/server/main.ts"]);
   });
 
   void test(".dockerignore keeps local state out of the build context", () => {

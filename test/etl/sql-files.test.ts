@@ -9,11 +9,14 @@ import { test } from "node:test";
 import { platformForVersion } from "../../src/clickhouse/platform.ts";
 import { loadStandConfig } from "../../src/config/stand.ts";
 import { DDL_DIR } from "../../src/world/constants.ts";
-import { readCatalogCsv, renderTemplate, worldTemplateValues } from "../../src/world/ddl-template.ts";
-import { splitSqlStatements } from "../../src/world/sql-statements.ts";
+import { renderTemplate } from "../../src/clickhouse/sql-template.ts";
+import { readCatalogCsv, worldTemplateValues } from "../../src/world/ddl-template.ts";
+import { splitSqlStatements } from "../../src/clickhouse/sql-statements.ts";
 import { listDdlFiles } from "../../tasks/ddl.ts";
 import { listTransformFiles } from "../../tasks/etl.ts";
-import { CHECKS_DIR, ETL_DIR, readSqlFile, runTemplateValues } from "../../tasks/etl-sql.ts";
+import { readSqlFile } from "../../src/clickhouse/sql-files.ts";
+import { CHECKS_DIR } from "../../src/stand/checks.ts";
+import { ETL_DIR, runTemplateValues } from "../../tasks/etl-sql.ts";
 import { instantFromIsoField } from "../../tasks/orders.ts";
 
 const OUR_DDL = ["45-dds-tables.sql", "50-dds-views.sql", "55-dm-tables.sql", "60-dm-views.sql"];

@@ -11,7 +11,8 @@ import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/cl
 import { ClickHouseRefusedError } from "../../src/clickhouse/errors.ts";
 import { detectPlatform } from "../../src/clickhouse/platform.ts";
 import { ddsDatesToProcess, dmDatesToProcess, runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
-import { EtlStatementError, readSqlFile, runSqlFile, runTemplateValues } from "../../tasks/etl-sql.ts";
+import { SqlStatementError, readSqlFile, runSqlFile } from "../../src/clickhouse/sql-files.ts";
+import { runTemplateValues } from "../../tasks/etl-sql.ts";
 import * as fx from "./fixture.ts";
 import { snapshotAllViews, tuples } from "./marts.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
@@ -172,7 +173,7 @@ test("etl cannot run DDL: the refusal names the account, and through an ETL file
       await assert.rejects(
         runSqlFile({ ...io, step: "ddsTransform", clickhouse: etl, file: await readSqlFile(file, "ddsTransform"), values }),
         (err: unknown) => {
-          assert.ok(err instanceof EtlStatementError);
+          assert.ok(err instanceof SqlStatementError);
           assert.match(err.message, /99-not-allowed\.sql: statement 2 \(line 4\) failed as account etl on node ch1: TRUNCATE TABLE dds\.session/);
           return true;
         },

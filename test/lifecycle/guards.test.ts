@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { DagResponse, DagRunResponse } from "../../src/api/schemas.ts";
-import { WORLD_DAG_IDS } from "../../src/world-api/world-position.ts";
+import { WORLD_DAG_IDS } from "../../src/world/position.ts";
 import { loadPassport } from "../../src/world/passport.ts";
 import { worldDags } from "../../dags/index.ts";
 import { DDL_FILES, ddlTaskId } from "../../dags/world_initialize.ts";

@@ -2,9 +2,9 @@
 // world_initialize and the step DAGs, and each drift kind of the schema ledger. No stand needed.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { LedgerRow } from "../../src/world-api/schema-ledger.ts";
-import { compareWithBuild, summarize, type PlatformProbe } from "../../src/world-api/schema-status.ts";
-import { initializeDecision, readPosition, stepRefusal } from "../../src/world-api/world-position.ts";
+import type { LedgerRow } from "../../src/world/schema-ledger.ts";
+import { compareWithBuild, summarize, type PlatformProbe } from "../../src/world/schema-status.ts";
+import { initializeDecision, readPosition, stepRefusal } from "../../src/world/position.ts";
 
 const START = 8;
 

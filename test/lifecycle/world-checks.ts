@@ -6,7 +6,7 @@ import path from "node:path";
 import { repoRoot } from "../../src/config/stand.ts";
 import { layerCounts } from "../../src/stand/world-report.ts";
 import type { Passport } from "../../src/world/passport.ts";
-import { loadExpectations, runClickHouseChecks } from "../../tasks/checks.ts";
+import { loadExpectations, runClickHouseChecks } from "../../src/stand/checks.ts";
 import { ledgerRowCount, odsByDate, positionHistory, readPositionText, withClickHouse, withRunnerDb, type CommandResult } from "./helpers.ts";
 
 /** ODS holds exactly the passport: its dates, its valid events per date (deduplicated), its refused hits. */

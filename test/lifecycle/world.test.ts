@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { layerCounts } from "../../src/stand/world-report.ts";
-import type { SchemaStatus } from "../../src/world-api/schema-status.ts";
+import type { SchemaStatus } from "../../src/world/schema-status.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";

@@ -8,8 +8,9 @@ import { test } from "node:test";
 import { platformForVersion } from "../../src/clickhouse/platform.ts";
 import { loadStandConfig } from "../../src/config/stand.ts";
 import { DDL_DIR } from "../../src/world/constants.ts";
-import { readCatalogCsv, renderTemplate, worldTemplateValues } from "../../src/world/ddl-template.ts";
-import { splitSqlStatements } from "../../src/world/sql-statements.ts";
+import { renderTemplate } from "../../src/clickhouse/sql-template.ts";
+import { readCatalogCsv, worldTemplateValues } from "../../src/world/ddl-template.ts";
+import { splitSqlStatements } from "../../src/clickhouse/sql-statements.ts";
 import { listDdlFiles } from "../../tasks/ddl.ts";
 
 const OUR_FILES = ["00-databases.sql", "05-dic-catalog.sql", "10-stg-tables.sql", "20-ods-tables.sql", "30-ods-views.sql", "90-hits-ingest.sql"];

@@ -1,0 +1,55 @@
+// The stand's runner process, composed: the REST API (src/api) over the engine's RunnerService, the
+// web view (src/web), and the world's schema status (src/world) handed to both. This folder is the
+// one place under src/ that joins them (and the only one that may import dags/ or tasks/).
+import pg from "pg";
+import { createApp, type CreateAppOptions, type RunnerApp } from "../api/app.ts";
+import { ApiProblem } from "../api/problem.ts";
+import type { SchemaStatusResponse } from "../api/schemas.ts";
+import { VariableNotFoundError } from "../runner/errors.ts";
+import type { RunnerService } from "../runner/service.ts";
+import { createWebRouter } from "../web/router.ts";
+import { WORLD_POSITION_KEY } from "../world/position.ts";
+import { runnerDatabaseUrl } from "../world/schema-ledger.ts";
+import { SchemaLedgerMissingError, readSchemaStatus } from "../world/schema-status.ts";
+
+export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers"> & {
+  /** The database holding runner.schema_ledger; the stand's runner database when omitted. */
+  ledgerPgUrl?: string;
+};
+
+async function worldPosition(runner: RunnerService): Promise<string | null> {
+  try {
+    return (await runner.getVariable(WORLD_POSITION_KEY)).value;
+  } catch (err) {
+    if (err instanceof VariableNotFoundError) return null;
+    throw err;
+  }
+}
+
+/** The schema status over one small pool, opened on first use and closed at shutdown. */
+function schemaStatusSource(options: StandAppOptions): () => Promise<SchemaStatusResponse> {
+  let pool: pg.Pool | undefined;
+  const ledgerPool = (): pg.Pool => {
+    if (pool) return pool;
+    const created = new pg.Pool({ connectionString: options.ledgerPgUrl ?? runnerDatabaseUrl(), max: 2, application_name: "schema-status" });
+    created.on("error", (err) => options.logger.warn({ err }, "schema ledger connection failed"));
+    options.shutdownSignal?.addEventListener("abort", () => void created.end().catch(() => undefined), { once: true });
+    pool = created;
+    return created;
+  };
+  return async () => {
+    try {
+      return await readSchemaStatus(ledgerPool(), await worldPosition(options.runner));
+    } catch (err) {
+      if (err instanceof SchemaLedgerMissingError) throw new ApiProblem(503, err.message);
+      throw err;
+    }
+  };
+}
+
+/** The API with the web view and the world's schema status mounted: what the runner process serves. */
+export function createStandApp(options: StandAppOptions): RunnerApp {
+  const schemaStatus = schemaStatusSource(options);
+  const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus });
+  return createApp({ ...options, schemaStatus, routers: [web] });
+}
