@@ -34,6 +34,14 @@ export default tseslint.config(
               except: [],
               message: "Only src/server wires in dags/ and tasks/; move what you need into src/ (world domain: src/world).",
             },
+            {
+              // The page scripts are bundled for the browser (src/web/router.ts): Node code must not
+              // get into them. view-contract.ts is the one Node-side file there (types only).
+              target: "./src/web/browser/!(view-contract).ts",
+              from: "./src",
+              except: ["./web/browser"],
+              message: "Browser code (src/web/browser) imports only browser code; the JSON it reads is typed in views.ts.",
+            },
           ],
         },
       ],

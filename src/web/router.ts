@@ -3,6 +3,10 @@
 // under /ui/actions, and the static files. Mounted beside the API by src/server/app.ts; reads go
 // through RunnerService only, like the REST API, and the schema page through the source it is given.
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
+import type { BuildFailure, BuildResult, Message } from "esbuild";
 import express from "express";
 import type { Request, Response, Router } from "express";
 import type { Logger } from "pino";
@@ -58,18 +62,82 @@ function servePage<V>(router: Router, path: string, build: ViewBuilder<V>, rende
   });
 }
 
+/** Served from ./static as they are. */
 const STATIC_FILES: Readonly<Record<string, string>> = {
-  "web.js": "text/javascript; charset=utf-8",
-  "page-actions.js": "text/javascript; charset=utf-8",
-  "conf-check.js": "text/javascript; charset=utf-8",
   "web.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 };
 
-/** The files of ./static, read once; only the names listed above are served. */
+/** Served as /ui/static/<name>.js, each bundled from ./browser/<name>.ts with what it imports. */
+const BROWSER_SCRIPTS = ["web", "page-actions", "conf-check"] as const;
+const SCRIPT_TYPE = "text/javascript; charset=utf-8";
+
+const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const BROWSER_DIR = "src/web/browser";
+
+function describeBundleMessage(message: Message): string {
+  const where = message.location ? `${message.location.file}:${message.location.line}:${message.location.column}: ` : "";
+  return `${where}${message.text}`;
+}
+
+/**
+ * The page scripts, bundled in memory by esbuild (ES modules, es2020, not minified so the served code
+ * stays readable). Synchronous, once per process, when this module loads: a runner whose browser
+ * code does not bundle fails at start, before the engine starts, naming the file and line.
+ */
+function bundleBrowserScripts(): ReadonlyMap<string, Buffer> {
+  const entryPoints = Object.fromEntries(BROWSER_SCRIPTS.map((name) => [name, `${BROWSER_DIR}/${name}.ts`]));
+  let result: BuildResult<{ write: false }>;
+  try {
+    result = buildSync({
+      absWorkingDir: REPO_ROOT,
+      entryPoints,
+      tsconfig: `${BROWSER_DIR}/tsconfig.json`,
+      bundle: true,
+      write: false,
+      outdir: "/ui/static",
+      format: "esm",
+      platform: "browser",
+      target: "es2020",
+      minify: false,
+      charset: "utf8",
+      logLevel: "silent",
+      banner: { js: `// Bundled by esbuild from ${BROWSER_DIR}/*.ts when the runner starts (src/web/router.ts): edit the TypeScript there.` },
+    });
+  } catch (err) {
+    const messages = (err as Partial<BuildFailure>).errors ?? [];
+    const detail = messages.length > 0 ? messages.map(describeBundleMessage).join("\n  ") : String(err);
+    throw new Error(`web view: bundling the page scripts from ${BROWSER_DIR} failed:\n  ${detail}`, { cause: err });
+  }
+  if (result.warnings.length > 0) {
+    throw new Error(`web view: the page scripts in ${BROWSER_DIR} bundle with warnings:\n  ${result.warnings.map(describeBundleMessage).join("\n  ")}`);
+  }
+  return new Map(result.outputFiles.map((file) => [basename(file.path), Buffer.from(file.contents)]));
+}
+
+/** Every file under /ui/static: name, content type and body. */
+function loadStaticFiles(): { name: string; contentType: string; body: Buffer }[] {
+  const scripts = bundleBrowserScripts();
+  return [
+    ...BROWSER_SCRIPTS.map((script) => {
+      const name = `${script}.js`;
+      const body = scripts.get(name);
+      if (body === undefined) throw new Error(`web view: esbuild produced no ${name} (from ${BROWSER_DIR}/${script}.ts)`);
+      return { name, contentType: SCRIPT_TYPE, body };
+    }),
+    ...Object.entries(STATIC_FILES).map(([name, contentType]) => ({
+      name,
+      contentType,
+      body: readFileSync(new URL(`./static/${name}`, import.meta.url)),
+    })),
+  ];
+}
+
+const staticFiles = loadStaticFiles();
+
+/** Only the files above are served, from memory. */
 function mountStaticFiles(router: Router): void {
-  for (const [name, contentType] of Object.entries(STATIC_FILES)) {
-    const body = readFileSync(new URL(`./static/${name}`, import.meta.url));
+  for (const { name, contentType, body } of staticFiles) {
     router.get(`/ui/static/${name}`, (_req, res) => {
       res.setHeader("Cache-Control", "no-cache");
       res.type(contentType).send(body);

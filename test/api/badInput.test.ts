@@ -1,10 +1,10 @@
 // Every kind of bad input gets a 4xx problem JSON naming the problem; none gets a 500 or a crash.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
+import { useTestRunner } from "../support/runner-db.ts";
 import { auth, call, startApi } from "./harness.ts";
 import type { ApiHarness } from "./harness.ts";
-import { startEngine } from "./engine.ts";
-import type { TestEngine } from "./engine.ts";
+import { testDags } from "./testDags.ts";
 
 interface BadCase {
   name: string;
@@ -82,20 +82,15 @@ const cases: BadCase[] = [
 ];
 
 void describe("bad input is answered 4xx with problem JSON naming the problem", () => {
-  let engine: TestEngine;
   let api: ApiHarness;
+  const engine = useTestRunner(testDags, { beforeStop: () => api?.close() });
 
   before(async () => {
-    engine = await startEngine();
     api = await startApi(engine.runner);
     const created = await call(api.baseUrl, "POST", runs, { headers: auth, body: { dag_run_id: "existing_run" } });
     assert.equal(created.status, 200, created.text);
     const waited = await call(api.baseUrl, "GET", `${runs}/existing_run/wait?timeout=30`);
     assert.equal(waited.status, 200, waited.text);
-  });
-  after(async () => {
-    await api.close();
-    await engine.stop();
   });
 
   for (const c of cases) {

@@ -1,13 +1,13 @@
 // DAGs and pausing, variables with history, health, metrics, and the OpenAPI document against the
 // routes the app really mounts.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import type { Express } from "express";
 import type { DagResponse, VariableChangeResponse, VariableResponse } from "../../src/api/schemas.ts";
+import { useTestRunner } from "../support/runner-db.ts";
 import { auth, call, startApi } from "./harness.ts";
 import type { ApiHarness } from "./harness.ts";
-import { startEngine } from "./engine.ts";
-import type { TestEngine } from "./engine.ts";
+import { testDags } from "./testDags.ts";
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -33,16 +33,11 @@ function mountedRoutes(app: Express): string[] {
 }
 
 void describe("DAGs, variables, health, metrics and OpenAPI", () => {
-  let engine: TestEngine;
   let api: ApiHarness;
+  const engine = useTestRunner(testDags, { beforeStop: () => api?.close() });
 
   before(async () => {
-    engine = await startEngine();
-    api = await startApi(engine.runner, engine.registry);
-  });
-  after(async () => {
-    await api.close();
-    await engine.stop();
+    api = await startApi(engine.runner, engine.runner.metrics);
   });
 
   void it("lists DAGs and gets one in Airflow's shape", async () => {

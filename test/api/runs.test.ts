@@ -1,12 +1,12 @@
 // Trigger -> wait -> terminal through the REST API, in Airflow's field names; task instances and
 // logs per try; listing runs with filters.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import type { DagRunResponse, LogResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
+import { useTestRunner } from "../support/runner-db.ts";
 import { auth, call, startApi } from "./harness.ts";
 import type { ApiHarness } from "./harness.ts";
-import { startEngine } from "./engine.ts";
-import type { TestEngine } from "./engine.ts";
+import { testDags } from "./testDags.ts";
 
 type RunPage = { dag_runs: DagRunResponse[]; total_entries: number };
 type TaskPage = { task_instances: TaskInstanceResponse[]; total_entries: number };
@@ -14,16 +14,11 @@ type TaskPage = { task_instances: TaskInstanceResponse[]; total_entries: number 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 void describe("DAG runs over the REST API", () => {
-  let engine: TestEngine;
   let api: ApiHarness;
+  const engine = useTestRunner(testDags, { beforeStop: () => api?.close() });
 
   before(async () => {
-    engine = await startEngine();
     api = await startApi(engine.runner);
-  });
-  after(async () => {
-    await api.close();
-    await engine.stop();
   });
 
   void it("trigger answers a queued run in Airflow's field names; wait answers it finished", async () => {

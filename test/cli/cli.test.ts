@@ -11,8 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { repoRoot, standConfigPath } from "../../src/config/stand.ts";
 import { TEST_TOKEN, startApi } from "../api/harness.ts";
 import type { ApiHarness } from "../api/harness.ts";
-import { startEngine } from "../api/engine.ts";
-import type { TestEngine } from "../api/engine.ts";
+import { testDags } from "../api/testDags.ts";
+import { useTestRunner } from "../support/runner-db.ts";
 
 interface CliResult {
   code: number | null;
@@ -51,20 +51,17 @@ async function closedPort(): Promise<number> {
 }
 
 void describe("runner CLI", () => {
-  let engine: TestEngine;
   let api: ApiHarness;
   let connection: string[];
   let tempDir: string;
+  const engine = useTestRunner(testDags, { beforeStop: () => api?.close() });
 
   before(async () => {
-    engine = await startEngine();
     api = await startApi(engine.runner);
     connection = ["--api-url", api.baseUrl, "--token", TEST_TOKEN];
     tempDir = mkdtempSync(path.join(os.tmpdir(), "runner-cli-"));
   });
-  after(async () => {
-    await api.close();
-    await engine.stop();
+  after(() => {
     rmSync(tempDir, { recursive: true, force: true });
   });
 

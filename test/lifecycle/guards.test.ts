@@ -24,7 +24,7 @@ import {
   useRunnerService,
   waitForRun,
   type FinishedRun,
-} from "./helpers.ts";
+} from "../support/rest-world.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 
 const { WORLD_STARTING_DAYS } = await loadPassport();

@@ -1,11 +1,10 @@
 // Branch and short-circuit results: the run ends green with the rest skipped; skips cascade to
 // tasks that depend only on skipped ones; a branch naming a task that is not downstream fails.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/dag.ts";
-import type { Runner } from "../../src/runner/runner.ts";
-import { type TestDatabase, createTestDatabase, startRunner, taskStates, triggerAndWait } from "./helpers.ts";
+import { taskStates, triggerAndWait, useTestRunner } from "../support/runner-db.ts";
 
 const ran: string[] = [];
 const step = (id: string) => () => {
@@ -39,44 +38,35 @@ const dags = [
 ];
 
 describe("branching and short-circuit", () => {
-  let db: TestDatabase;
-  let runner: Runner;
-  before(async () => {
-    db = await createTestDatabase();
-    runner = await startRunner(db, dags);
-  });
-  after(async () => {
-    await runner.stop();
-    await db.drop();
-  });
+  const engine = useTestRunner(dags);
 
   it("a short-circuit ends the run green with every task after it skipped", async () => {
     ran.length = 0;
-    const run = await triggerAndWait(runner, "guarded", { ready: false });
+    const run = await triggerAndWait(engine.runner, "guarded", { ready: false });
     assert.equal(run.state, "success");
-    assert.deepEqual(await taskStates(runner, "guarded", run.runId), {
+    assert.deepEqual(await taskStates(engine.runner, "guarded", run.runId), {
       check: "success",
       work: "skipped",
       more_work: "skipped",
       report: "skipped",
     });
     assert.deepEqual(ran, []);
-    const log = await runner.getTaskLog("guarded", run.runId, "check", 1);
+    const log = await engine.runner.getTaskLog("guarded", run.runId, "check", 1);
     assert.ok(log.lines.some((l) => l.message.startsWith("branch: skipping")));
   });
 
   it("without the short-circuit the same DAG runs everything", async () => {
     ran.length = 0;
-    const run = await triggerAndWait(runner, "guarded", { ready: true });
+    const run = await triggerAndWait(engine.runner, "guarded", { ready: true });
     assert.equal(run.state, "success");
     assert.deepEqual(ran, ["work", "more_work", "report"]);
   });
 
   it("follow skips the other branch; skips cascade, and a join with a skipped upstream is skipped", async () => {
     ran.length = 0;
-    const run = await triggerAndWait(runner, "fork", { path: "right" });
+    const run = await triggerAndWait(engine.runner, "fork", { path: "right" });
     assert.equal(run.state, "success");
-    assert.deepEqual(await taskStates(runner, "fork", run.runId), {
+    assert.deepEqual(await taskStates(engine.runner, "fork", run.runId), {
       choose: "success",
       left: "skipped",
       right: "success",
@@ -88,19 +78,19 @@ describe("branching and short-circuit", () => {
 
   it("skip names the tasks to skip; the others run", async () => {
     ran.length = 0;
-    const run = await triggerAndWait(runner, "explicit_skip");
+    const run = await triggerAndWait(engine.runner, "explicit_skip");
     assert.equal(run.state, "success");
-    assert.deepEqual(await taskStates(runner, "explicit_skip", run.runId), { start: "success", needed: "success", optional: "skipped" });
+    assert.deepEqual(await taskStates(engine.runner, "explicit_skip", run.runId), { start: "success", needed: "success", optional: "skipped" });
     assert.deepEqual(ran, ["needed"]);
   });
 
   it("a branch that names a task not downstream of it fails the task", async () => {
-    const run = await triggerAndWait(runner, "bad_branch");
+    const run = await triggerAndWait(engine.runner, "bad_branch");
     assert.equal(run.state, "failed");
-    const states = await taskStates(runner, "bad_branch", run.runId);
+    const states = await taskStates(engine.runner, "bad_branch", run.runId);
     assert.equal(states.a, "failed");
     assert.equal(states.b, "upstream_failed");
-    const a = (await runner.listTaskInstances("bad_branch", run.runId)).find((t) => t.taskId === "a");
+    const a = (await engine.runner.listTaskInstances("bad_branch", run.runId)).find((t) => t.taskId === "a");
     assert.match(a?.error ?? "", /skips not_downstream, not downstream of it/);
   });
 });

@@ -2,10 +2,9 @@
 // finish in trigger order; pausing stops new runs from starting (queued ones wait) while a
 // running one finishes; unpausing starts the queued ones in order.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
-import type { Runner } from "../../src/runner/runner.ts";
-import { Gate, type TestDatabase, createTestDatabase, sleep, startRunner, waitUntil } from "./helpers.ts";
+import { Gate, sleep, useTestRunner, waitUntil } from "../support/runner-db.ts";
 
 const intervals: { runId: string; start: number; end: number }[] = [];
 let pauseGate = new Gate();
@@ -30,27 +29,17 @@ const dags = [
 ];
 
 describe("max_active_runs and pause", () => {
-  let db: TestDatabase;
-  let runner: Runner;
-  before(async () => {
-    db = await createTestDatabase();
-    runner = await startRunner(db, dags, { concurrency: 8 });
-  });
-  after(async () => {
-    pauseGate.open();
-    await runner.stop();
-    await db.drop();
-  });
+  const engine = useTestRunner(dags, { concurrency: 8, beforeStop: () => pauseGate.open() });
 
   it("20 concurrent triggers never overlap and finish in trigger order", async () => {
     const triggered = await Promise.all(
-      Array.from({ length: 20 }, () => runner.triggerRun("one_at_a_time", { triggeredBy: "test" })),
+      Array.from({ length: 20 }, () => engine.runner.triggerRun("one_at_a_time", { triggeredBy: "test" })),
     );
-    const finished = await Promise.all(triggered.map((r) => runner.waitForRun("one_at_a_time", r.runId, { timeoutMs: 30_000 })));
+    const finished = await Promise.all(triggered.map((r) => engine.runner.waitForRun("one_at_a_time", r.runId, { timeoutMs: 30_000 })));
     assert.ok(finished.every((r) => r.state === "success"));
     // trigger order is the insert sequence (000006_trigger_order.sql): the listing, the API's
     // order_by and the scheduler all sort by it, and queued_at follows it within a DAG
-    const page = await runner.listRuns("one_at_a_time", { limit: 100, offset: 0, order: "asc" });
+    const page = await engine.runner.listRuns("one_at_a_time", { limit: 100, offset: 0, order: "asc" });
     const byTrigger = page.items.map((r) => r.runId);
     assert.equal(byTrigger.length, 20);
     for (let i = 1; i < page.items.length; i++) {
@@ -79,22 +68,22 @@ describe("max_active_runs and pause", () => {
 
   it("pause stops new runs from starting; the running one finishes; unpause starts the queued in order", async () => {
     pauseGate = new Gate();
-    const running = await runner.triggerRun("pausable", { triggeredBy: "test" });
-    await waitUntil("the first run to start", async () => (await runner.getRun("pausable", running.runId)).state === "running");
-    const paused = await runner.setPaused("pausable", true);
+    const running = await engine.runner.triggerRun("pausable", { triggeredBy: "test" });
+    await waitUntil("the first run to start", async () => (await engine.runner.getRun("pausable", running.runId)).state === "running");
+    const paused = await engine.runner.setPaused("pausable", true);
     assert.equal(paused.isPaused, true);
     const waiting = [
-      await runner.triggerRun("pausable", { triggeredBy: "test" }),
-      await runner.triggerRun("pausable", { triggeredBy: "test" }),
+      await engine.runner.triggerRun("pausable", { triggeredBy: "test" }),
+      await engine.runner.triggerRun("pausable", { triggeredBy: "test" }),
     ];
     pauseGate.open();
-    assert.equal((await runner.waitForRun("pausable", running.runId, { timeoutMs: 10_000 })).state, "success");
+    assert.equal((await engine.runner.waitForRun("pausable", running.runId, { timeoutMs: 10_000 })).state, "success");
     await sleep(300);
-    for (const run of waiting) assert.equal((await runner.getRun("pausable", run.runId)).state, "queued");
-    assert.equal((await runner.getDag("pausable")).isPaused, true);
+    for (const run of waiting) assert.equal((await engine.runner.getRun("pausable", run.runId)).state, "queued");
+    assert.equal((await engine.runner.getDag("pausable")).isPaused, true);
 
-    await runner.setPaused("pausable", false);
-    const done = await Promise.all(waiting.map((r) => runner.waitForRun("pausable", r.runId, { timeoutMs: 10_000 })));
+    await engine.runner.setPaused("pausable", false);
+    const done = await Promise.all(waiting.map((r) => engine.runner.waitForRun("pausable", r.runId, { timeoutMs: 10_000 })));
     assert.deepEqual(done.map((r) => r.state), ["success", "success"]);
     assert.ok((done[1]?.startDate?.getTime() ?? 0) >= (done[0]?.endDate?.getTime() ?? Infinity));
   });

@@ -7,7 +7,7 @@ import { createPool } from "../../src/runner/db.ts";
 import { SchemaTooNewError } from "../../src/runner/errors.ts";
 import { knownMigrations, migrate } from "../../src/runner/migrate.ts";
 import { createRunner } from "../../src/runner/runner.ts";
-import { type TestDatabase, createTestDatabase, silentLogger, withClient } from "./helpers.ts";
+import { type TestDatabase, createTestDatabase, silentLogger, withClient } from "../support/runner-db.ts";
 
 describe("runner migrations", () => {
   let db: TestDatabase;

@@ -2,11 +2,10 @@
 // execution timeout: a task's signal aborts at the deadline, and a task that ignores it is still
 // failed then.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { NonRetryableError } from "../../src/runner/errors.ts";
-import type { Runner } from "../../src/runner/runner.ts";
-import { type TestDatabase, createTestDatabase, sleep, startRunner, triggerAndWait, withClient } from "./helpers.ts";
+import { type TestDatabase, sleep, triggerAndWait, useTestRunner, withClient } from "../support/runner-db.ts";
 
 const tryStarts = new Map<string, number[]>();
 const signalSeen = new Map<string, unknown>();
@@ -59,19 +58,10 @@ async function tryRows(db: TestDatabase, runId: string) {
 }
 
 describe("retries and timeouts", () => {
-  let db: TestDatabase;
-  let runner: Runner;
-  before(async () => {
-    db = await createTestDatabase();
-    runner = await startRunner(db, dags, { concurrency: 4 });
-  });
-  after(async () => {
-    await runner.stop();
-    await db.drop();
-  });
+  const engine = useTestRunner(dags, { concurrency: 4 });
 
   it("retries with doubling delays up to the cap, then fails the run", async () => {
-    const run = await triggerAndWait(runner, "backoff");
+    const run = await triggerAndWait(engine.runner, "backoff");
     assert.equal(run.state, "failed");
     const starts = tryStarts.get(run.runId) ?? [];
     assert.equal(starts.length, 4, "1 try + 3 retries");
@@ -82,26 +72,26 @@ describe("retries and timeouts", () => {
       const want = expected[i] ?? 0;
       assert.ok(gap >= want - 5 && gap <= want + 150, `retry ${i + 1} came after ${gap.toFixed(0)} ms, expected ~${want}`);
     });
-    const tries = await tryRows(db, run.runId);
+    const tries = await tryRows(engine.db, run.runId);
     assert.deepEqual(tries.map((t) => [t.try_number, t.state]), [[1, "failed"], [2, "failed"], [3, "failed"], [4, "failed"]]);
     assert.equal(tries[3]?.error, "try 4 failed");
-    const [ti] = await runner.listTaskInstances("backoff", run.runId);
+    const [ti] = await engine.runner.listTaskInstances("backoff", run.runId);
     assert.deepEqual([ti?.state, ti?.tryNumber, ti?.maxTries], ["failed", 4, 4]);
   });
 
   it("a NonRetryableError fails at once, leaving its retries unused", async () => {
-    const run = await triggerAndWait(runner, "hopeless");
+    const run = await triggerAndWait(engine.runner, "hopeless");
     assert.equal(run.state, "failed");
-    const [ti] = await runner.listTaskInstances("hopeless", run.runId);
+    const [ti] = await engine.runner.listTaskInstances("hopeless", run.runId);
     assert.deepEqual([ti?.state, ti?.tryNumber, ti?.error], ["failed", 1, "NonRetryableError: no point retrying"]);
   });
 
   it("the execution timeout aborts the task's signal at the deadline and fails the try", async () => {
-    const run = await triggerAndWait(runner, "polite_timeout");
+    const run = await triggerAndWait(engine.runner, "polite_timeout");
     assert.equal(run.state, "failed");
     const reason = signalSeen.get(run.runId);
     assert.ok(reason instanceof Error && reason.name === "TaskTimeoutError", `signal reason: ${String(reason)}`);
-    const [attempt] = await tryRows(db, run.runId);
+    const [attempt] = await tryRows(engine.db, run.runId);
     assert.equal(attempt?.state, "failed");
     assert.match(attempt?.error ?? "", /execution timeout of 300 ms exceeded/);
     assert.ok((attempt?.ms ?? 0) >= 290 && (attempt?.ms ?? 0) < 800, `try lasted ${attempt?.ms} ms`);
@@ -109,12 +99,12 @@ describe("retries and timeouts", () => {
 
   it("a task that ignores its signal is still failed at the deadline", async () => {
     const t0 = performance.now();
-    const run = await triggerAndWait(runner, "rude_timeout");
+    const run = await triggerAndWait(engine.runner, "rude_timeout");
     const elapsed = performance.now() - t0;
     assert.equal(run.state, "failed");
     assert.equal(ignoringTaskFinished, false, "the run ended before the task's own code did");
     assert.ok(elapsed < 1_200, `the run took ${elapsed.toFixed(0)} ms; the deadline was 300 ms`);
-    const [attempt] = await tryRows(db, run.runId);
+    const [attempt] = await tryRows(engine.db, run.runId);
     assert.ok((attempt?.ms ?? 0) >= 290 && (attempt?.ms ?? 0) < 800, `try lasted ${attempt?.ms} ms`);
     assert.match(attempt?.error ?? "", /TaskTimeoutError/);
   });

@@ -2,7 +2,7 @@
 // conf validation and duplicate ids, reads with their not-found errors, waitForRun woken by
 // NOTIFY (not polling), health, metrics, and scheduled DAGs.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/dag.ts";
 import {
@@ -13,8 +13,7 @@ import {
   TaskInstanceNotFoundError,
   TryNotFoundError,
 } from "../../src/runner/errors.ts";
-import type { Runner } from "../../src/runner/runner.ts";
-import { Gate, type TestDatabase, createTestDatabase, sleep, startRunner, triggerAndWait, withClient } from "./helpers.ts";
+import { Gate, sleep, triggerAndWait, useTestRunner, withClient } from "../support/runner-db.ts";
 
 let hold = new Gate();
 
@@ -31,22 +30,12 @@ const dags = [
 ];
 
 describe("runner service", () => {
-  let db: TestDatabase;
-  let runner: Runner;
-  before(async () => {
-    db = await createTestDatabase();
-    runner = await startRunner(db, dags, { schedulerIntervalMs: 200 });
-  });
-  after(async () => {
-    hold.open();
-    await runner.stop();
-    await db.drop();
-  });
+  const engine = useTestRunner(dags, { schedulerIntervalMs: 200, beforeStop: () => hold.open() });
 
   it("lists DAGs with their summary; unknown ids are DagNotFoundError", async () => {
-    const list = await runner.listDags();
+    const list = await engine.runner.listDags();
     assert.deepEqual(list.map((d) => d.dagId), ["held", "ticking", "typed_conf"]);
-    const typed = await runner.getDag("typed_conf");
+    const typed = await engine.runner.getDag("typed_conf");
     assert.deepEqual([typed.description, typed.schedule, typed.isPaused, typed.maxActiveRuns, typed.taskIds], [
       "needs a date range",
       null,
@@ -55,29 +44,29 @@ describe("runner service", () => {
       ["echo"],
     ]);
     assert.deepEqual((typed.paramsJsonSchema as { required?: string[] }).required, ["from", "days"]);
-    assert.equal((await runner.getDag("ticking")).schedule, "@every 1s");
-    await assert.rejects(runner.getDag("nope"), DagNotFoundError);
-    await assert.rejects(runner.triggerRun("nope", { triggeredBy: "t" }), DagNotFoundError);
-    await assert.rejects(runner.setPaused("nope", true), DagNotFoundError);
+    assert.equal((await engine.runner.getDag("ticking")).schedule, "@every 1s");
+    await assert.rejects(engine.runner.getDag("nope"), DagNotFoundError);
+    await assert.rejects(engine.runner.triggerRun("nope", { triggeredBy: "t" }), DagNotFoundError);
+    await assert.rejects(engine.runner.setPaused("nope", true), DagNotFoundError);
   });
 
   it("validates conf at trigger time, naming the field; applies defaults", async () => {
-    await assert.rejects(runner.triggerRun("typed_conf", { conf: { from: "yesterday" }, triggeredBy: "t" }), (err: unknown) => {
+    await assert.rejects(engine.runner.triggerRun("typed_conf", { conf: { from: "yesterday" }, triggeredBy: "t" }), (err: unknown) => {
       assert.ok(err instanceof ConfValidationError);
       assert.equal(err.field, "from");
       return true;
     });
-    assert.equal((await runner.listRuns("typed_conf", { limit: 10, offset: 0 })).totalEntries, 0, "a refused trigger creates nothing");
-    const run = await triggerAndWait(runner, "typed_conf", { from: "2026-01-01" });
+    assert.equal((await engine.runner.listRuns("typed_conf", { limit: 10, offset: 0 })).totalEntries, 0, "a refused trigger creates nothing");
+    const run = await triggerAndWait(engine.runner, "typed_conf", { from: "2026-01-01" });
     assert.deepEqual(run.conf, { from: "2026-01-01", days: 1 });
     assert.equal(run.triggeredBy, "test");
     assert.equal(run.runType, "manual");
-    const log = await runner.getTaskLog("typed_conf", run.runId, "echo", 1);
+    const log = await engine.runner.getTaskLog("typed_conf", run.runId, "echo", 1);
     assert.deepEqual(log.lines.map((l) => JSON.parse(l.message) as unknown), [{ from: "2026-01-01", days: 1 }]);
   });
 
   it("takes a caller's run id once; a second trigger with it is DuplicateRunError", async () => {
-    const run = await runner.triggerRun("typed_conf", {
+    const run = await engine.runner.triggerRun("typed_conf", {
       runId: "my_run",
       conf: { from: "2026-01-02" },
       note: "by hand",
@@ -85,43 +74,43 @@ describe("runner service", () => {
       triggeredBy: "api:alice",
     });
     assert.deepEqual([run.runId, run.note, run.logicalDate?.toISOString()], ["my_run", "by hand", "2026-01-02T00:00:00.000Z"]);
-    await assert.rejects(runner.triggerRun("typed_conf", { runId: "my_run", conf: { from: "2026-01-02" }, triggeredBy: "t" }), DuplicateRunError);
+    await assert.rejects(engine.runner.triggerRun("typed_conf", { runId: "my_run", conf: { from: "2026-01-02" }, triggeredBy: "t" }), DuplicateRunError);
   });
 
   it("pages runs, filters by state, and raises the not-found errors", async () => {
-    await runner.waitForRun("typed_conf", "my_run", { timeoutMs: 10_000 });
-    const all = await runner.listRuns("typed_conf", { limit: 1, offset: 0 });
+    await engine.runner.waitForRun("typed_conf", "my_run", { timeoutMs: 10_000 });
+    const all = await engine.runner.listRuns("typed_conf", { limit: 1, offset: 0 });
     assert.equal(all.totalEntries, 2);
     assert.equal(all.items[0]?.runId, "my_run", "newest first by default");
-    const oldest = await runner.listRuns("typed_conf", { limit: 1, offset: 0, order: "asc" });
+    const oldest = await engine.runner.listRuns("typed_conf", { limit: 1, offset: 0, order: "asc" });
     assert.notEqual(oldest.items[0]?.runId, "my_run");
-    assert.equal((await runner.listRuns("typed_conf", { limit: 10, offset: 0, state: "failed" })).totalEntries, 0);
-    assert.deepEqual((await runner.listRuns("typed_conf", { limit: 10, offset: 5 })).items, []);
-    await assert.rejects(runner.getRun("typed_conf", "missing"), DagRunNotFoundError);
-    await assert.rejects(runner.listTaskInstances("typed_conf", "missing"), DagRunNotFoundError);
-    await assert.rejects(runner.getTaskLog("typed_conf", "missing", "echo", 1), DagRunNotFoundError);
-    await assert.rejects(runner.getTaskLog("typed_conf", "my_run", "nope", 1), TaskInstanceNotFoundError);
-    await assert.rejects(runner.getTaskLog("typed_conf", "my_run", "echo", 2), TryNotFoundError);
-    await assert.rejects(runner.getTaskLog("typed_conf", "my_run", "echo", 0), TryNotFoundError);
+    assert.equal((await engine.runner.listRuns("typed_conf", { limit: 10, offset: 0, state: "failed" })).totalEntries, 0);
+    assert.deepEqual((await engine.runner.listRuns("typed_conf", { limit: 10, offset: 5 })).items, []);
+    await assert.rejects(engine.runner.getRun("typed_conf", "missing"), DagRunNotFoundError);
+    await assert.rejects(engine.runner.listTaskInstances("typed_conf", "missing"), DagRunNotFoundError);
+    await assert.rejects(engine.runner.getTaskLog("typed_conf", "missing", "echo", 1), DagRunNotFoundError);
+    await assert.rejects(engine.runner.getTaskLog("typed_conf", "my_run", "nope", 1), TaskInstanceNotFoundError);
+    await assert.rejects(engine.runner.getTaskLog("typed_conf", "my_run", "echo", 2), TryNotFoundError);
+    await assert.rejects(engine.runner.getTaskLog("typed_conf", "my_run", "echo", 0), TryNotFoundError);
   });
 
   it("waitForRun is woken by the completion NOTIFY, not by polling", async () => {
     hold = new Gate();
-    const run = await runner.triggerRun("held", { triggeredBy: "t" });
+    const run = await engine.runner.triggerRun("held", { triggeredBy: "t" });
     // a change made behind the engine's back sends no NOTIFY: a waiter must sleep through it
     // (a polling waiter would see it), and returns the run as it is when its timeout ends
-    await withClient(db, (c) => c.query("update runner.dag_runs set note = 'touched' where run_id = $1", [run.runId]));
+    await withClient(engine.db, (c) => c.query("update runner.dag_runs set note = 'touched' where run_id = $1", [run.runId]));
     const t0 = performance.now();
-    const timedOut = await runner.waitForRun("held", run.runId, { timeoutMs: 400 });
+    const timedOut = await engine.runner.waitForRun("held", run.runId, { timeoutMs: 400 });
     assert.equal(timedOut.state, "running");
     assert.ok(performance.now() - t0 >= 390);
 
     const aborter = new AbortController();
     setTimeout(() => aborter.abort(), 100);
-    const aborted = await runner.waitForRun("held", run.runId, { timeoutMs: 10_000, signal: aborter.signal });
+    const aborted = await engine.runner.waitForRun("held", run.runId, { timeoutMs: 10_000, signal: aborter.signal });
     assert.equal(aborted.state, "running");
 
-    const waiting = runner.waitForRun("held", run.runId, { timeoutMs: 10_000 });
+    const waiting = engine.runner.waitForRun("held", run.runId, { timeoutMs: 10_000 });
     await sleep(200);
     hold.open();
     const done = await waiting;
@@ -131,11 +120,11 @@ describe("runner service", () => {
 
     // a run ended by the engine's SQL from another connection (which notifies) wakes at once
     hold = new Gate();
-    const second = await runner.triggerRun("held", { triggeredBy: "t" });
-    const secondWait = runner.waitForRun("held", second.runId, { timeoutMs: 10_000 });
+    const second = await engine.runner.triggerRun("held", { triggeredBy: "t" });
+    const secondWait = engine.runner.waitForRun("held", second.runId, { timeoutMs: 10_000 });
     await sleep(200);
     const t1 = performance.now();
-    await withClient(db, (c) =>
+    await withClient(engine.db, (c) =>
       c.query("select runner.complete_run(id, 'failed') from runner.dag_runs where run_id = $1", [second.runId]),
     );
     assert.equal((await secondWait).state, "failed");
@@ -144,28 +133,28 @@ describe("runner service", () => {
   });
 
   it("reports health from the heartbeat and serves metrics", async () => {
-    const health = await runner.health();
+    const health = await engine.runner.health();
     assert.equal(health.metadatabase, "healthy");
     assert.equal(health.scheduler, "healthy");
     assert.ok(health.latestHeartbeat && Date.now() - health.latestHeartbeat.getTime() < 10_000);
-    const text = await runner.metrics.metrics();
+    const text = await engine.runner.metrics.metrics();
     assert.match(text, /runner_dag_runs\{state="success"\} [1-9]/);
     assert.match(text, /runner_task_duration_seconds_count\{dag_id="typed_conf",state="success"\} [1-9]/);
     assert.match(text, /runner_task_handoff_seconds_count [1-9]/);
   });
 
   it("a scheduled DAG creates runs only while unpaused, one per due instant", async () => {
-    assert.equal((await runner.listRuns("ticking", { limit: 10, offset: 0 })).totalEntries, 0, "created paused: no runs");
-    await runner.setPaused("ticking", false);
+    assert.equal((await engine.runner.listRuns("ticking", { limit: 10, offset: 0 })).totalEntries, 0, "created paused: no runs");
+    await engine.runner.setPaused("ticking", false);
     await sleep(2_300);
-    await runner.setPaused("ticking", true);
-    const runs = await runner.listRuns("ticking", { limit: 100, offset: 0, order: "asc" });
+    await engine.runner.setPaused("ticking", true);
+    const runs = await engine.runner.listRuns("ticking", { limit: 100, offset: 0, order: "asc" });
     assert.ok(runs.totalEntries >= 2 && runs.totalEntries <= 4, `${runs.totalEntries} runs in 2.3 s of a 1 s schedule`);
     for (const r of runs.items) {
       assert.equal(r.runType, "scheduled");
       assert.equal(r.runId, `scheduled__${r.logicalDate?.toISOString()}`);
     }
     await sleep(1_500);
-    assert.equal((await runner.listRuns("ticking", { limit: 100, offset: 0 })).totalEntries, runs.totalEntries, "paused: no new runs");
+    assert.equal((await engine.runner.listRuns("ticking", { limit: 100, offset: 0 })).totalEntries, runs.totalEntries, "paused: no new runs");
   });
 });

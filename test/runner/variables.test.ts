@@ -1,11 +1,10 @@
 // Variables: every change is recorded (old value, new value, when, who, which run), through the
 // service and from tasks; a try that lost its task can no longer write.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { TryNotHolderError, VariableNotFoundError } from "../../src/runner/errors.ts";
-import type { Runner } from "../../src/runner/runner.ts";
-import { Gate, type TestDatabase, createTestDatabase, startRunner, triggerAndWait, waitForTaskState, withClient } from "./helpers.ts";
+import { Gate, triggerAndWait, useTestRunner, waitForTaskState, withClient } from "../support/runner-db.ts";
 
 let zombieGate = new Gate();
 let reportZombie: (outcome: unknown) => void = () => undefined;
@@ -28,44 +27,34 @@ const dags = [
 ];
 
 describe("variables", () => {
-  let db: TestDatabase;
-  let runner: Runner;
-  before(async () => {
-    db = await createTestDatabase();
-    runner = await startRunner(db, dags);
-  });
-  after(async () => {
-    zombieGate.open();
-    await runner.stop();
-    await db.drop();
-  });
+  const engine = useTestRunner(dags, { beforeStop: () => zombieGate.open() });
 
   it("set, get, list and delete through the service; history records old/new/who", async () => {
-    await runner.setVariable("world_position", "5", { changedBy: "api:alice", description: "days played" });
-    const v = await runner.getVariable("world_position");
+    await engine.runner.setVariable("world_position", "5", { changedBy: "api:alice", description: "days played" });
+    const v = await engine.runner.getVariable("world_position");
     assert.deepEqual([v.key, v.value, v.description], ["world_position", "5", "days played"]);
-    await runner.setVariable("world_position", "6", { changedBy: "cli" }); // keeps the description
-    assert.equal((await runner.getVariable("world_position")).description, "days played");
-    await runner.setVariable("scratch", "x", { changedBy: "api:bob" });
-    const page = await runner.listVariables({ limit: 1, offset: 1 });
+    await engine.runner.setVariable("world_position", "6", { changedBy: "cli" }); // keeps the description
+    assert.equal((await engine.runner.getVariable("world_position")).description, "days played");
+    await engine.runner.setVariable("scratch", "x", { changedBy: "api:bob" });
+    const page = await engine.runner.listVariables({ limit: 1, offset: 1 });
     assert.deepEqual([page.totalEntries, page.items.map((i) => i.key)], [2, ["world_position"]]);
-    await runner.deleteVariable("scratch", { changedBy: "api:bob" });
-    await assert.rejects(runner.getVariable("scratch"), VariableNotFoundError);
-    await assert.rejects(runner.deleteVariable("scratch", { changedBy: "api:bob" }), VariableNotFoundError);
-    const history = await runner.variableHistory("world_position");
+    await engine.runner.deleteVariable("scratch", { changedBy: "api:bob" });
+    await assert.rejects(engine.runner.getVariable("scratch"), VariableNotFoundError);
+    await assert.rejects(engine.runner.deleteVariable("scratch", { changedBy: "api:bob" }), VariableNotFoundError);
+    const history = await engine.runner.variableHistory("world_position");
     assert.deepEqual(history.map((h) => [h.oldValue, h.newValue, h.changedBy, h.dagId, h.runId]), [
       [null, "5", "api:alice", null, null],
       ["5", "6", "cli", null, null],
     ]);
-    assert.deepEqual((await runner.variableHistory("scratch")).map((h) => [h.oldValue, h.newValue]), [[null, "x"], ["x", null]]);
+    assert.deepEqual((await engine.runner.variableHistory("scratch")).map((h) => [h.oldValue, h.newValue]), [[null, "x"], ["x", null]]);
   });
 
   it("a task's changes are recorded with its run", async () => {
-    await runner.setVariable("scratch", "temp", { changedBy: "api:bob" });
-    const run = await triggerAndWait(runner, "position_keeper");
+    await engine.runner.setVariable("scratch", "temp", { changedBy: "api:bob" });
+    const run = await triggerAndWait(engine.runner, "position_keeper");
     assert.equal(run.state, "success");
-    assert.equal((await runner.getVariable("world_position")).value, "7");
-    const last = (await runner.variableHistory("world_position")).at(-1);
+    assert.equal((await engine.runner.getVariable("world_position")).value, "7");
+    const last = (await engine.runner.variableHistory("world_position")).at(-1);
     assert.deepEqual([last?.oldValue, last?.newValue, last?.changedBy, last?.dagId, last?.runId], [
       "6",
       "7",
@@ -73,18 +62,18 @@ describe("variables", () => {
       "position_keeper",
       run.runId,
     ]);
-    const deleted = (await runner.variableHistory("scratch")).at(-1);
+    const deleted = (await engine.runner.variableHistory("scratch")).at(-1);
     assert.deepEqual([deleted?.oldValue, deleted?.newValue, deleted?.runId], ["temp", null, run.runId]);
-    assert.deepEqual(await runner.variableHistory("never_existed"), []);
+    assert.deepEqual(await engine.runner.variableHistory("never_existed"), []);
   });
 
   it("a try that no longer holds its task cannot write (zombie fencing)", async () => {
     zombieGate = new Gate();
     const zombieOutcome = new Promise<unknown>((resolve) => (reportZombie = resolve));
-    const run = await runner.triggerRun("zombie", { triggeredBy: "test" });
-    await waitForTaskState(runner, "zombie", run.runId, "stale_writer", "running");
+    const run = await engine.runner.triggerRun("zombie", { triggeredBy: "test" });
+    await waitForTaskState(engine.runner, "zombie", run.runId, "stale_writer", "running");
     // another worker took the task over: the running try's token no longer matches
-    await withClient(db, (c) =>
+    await withClient(engine.db, (c) =>
       c.query(
         `update runner.task_instances set attempt_token = gen_random_uuid()
           where run_pk = (select id from runner.dag_runs where run_id = $1)`,
@@ -94,6 +83,6 @@ describe("variables", () => {
     zombieGate.open();
     const outcome = await zombieOutcome;
     assert.ok(outcome instanceof TryNotHolderError, `expected TryNotHolderError, got ${String(outcome)}`);
-    assert.equal((await runner.getVariable("world_position")).value, "7");
+    assert.equal((await engine.runner.getVariable("world_position")).value, "7");
   });
 });

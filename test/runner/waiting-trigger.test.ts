@@ -2,20 +2,10 @@
 // each wait for the next (A waits B waits C waits D) completes. A failed child fails its parent
 // with an error naming the child's run.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/dag.ts";
-import type { Runner } from "../../src/runner/runner.ts";
-import {
-  Gate,
-  type TestDatabase,
-  createTestDatabase,
-  startRunner,
-  taskStates,
-  triggerAndWait,
-  waitForTaskState,
-  withClient,
-} from "./helpers.ts";
+import { Gate, taskStates, triggerAndWait, useTestRunner, waitForTaskState, withClient } from "../support/runner-db.ts";
 
 const seen: { dagId: string; conf: unknown; at: number }[] = [];
 const slowChild = new Gate();
@@ -49,29 +39,19 @@ const dags = [
 ];
 
 describe("waiting trigger", () => {
-  let db: TestDatabase;
-  let runner: Runner;
-  before(async () => {
-    db = await createTestDatabase();
-    runner = await startRunner(db, dags, { concurrency: 1, leaseSeconds: 2 });
-  });
-  after(async () => {
-    slowChild.open();
-    await runner.stop();
-    await db.drop();
-  });
+  const engine = useTestRunner(dags, { concurrency: 1, leaseSeconds: 2, beforeStop: () => slowChild.open() });
 
   it("with one worker slot, A waits B waits C waits D completes", async () => {
-    const run = await triggerAndWait(runner, "chain_a", { depth: 0 }, 20_000);
+    const run = await triggerAndWait(engine.runner, "chain_a", { depth: 0 }, 20_000);
     assert.equal(run.state, "success");
-    assert.deepEqual(await taskStates(runner, "chain_a", run.runId), { before: "success", wait_b: "success", after: "success" });
+    assert.deepEqual(await taskStates(engine.runner, "chain_a", run.runId), { before: "success", wait_b: "success", after: "success" });
     // conf passed through each level, and each child names its parent
     assert.deepEqual(seen.map((s) => [s.dagId, s.conf]), [["chain_a", { depth: 0 }], ["chain_d", { depth: 3 }]]);
     let parent = { dagId: "chain_a", runId: run.runId, taskId: "wait_b" };
     for (const [dagId, taskId] of [["chain_b", "wait_c"], ["chain_c", "wait_d"], ["chain_d", null]] as const) {
-      const ti = (await runner.listTaskInstances(parent.dagId, parent.runId)).find((t) => t.taskId === parent.taskId);
+      const ti = (await engine.runner.listTaskInstances(parent.dagId, parent.runId)).find((t) => t.taskId === parent.taskId);
       assert.equal(ti?.childDagId, dagId);
-      const child = await runner.getRun(dagId, ti?.childRunId ?? "");
+      const child = await engine.runner.getRun(dagId, ti?.childRunId ?? "");
       assert.equal(child.state, "success");
       assert.deepEqual([child.parentDagId, child.parentRunId, child.parentTaskId], [parent.dagId, parent.runId, parent.taskId]);
       if (taskId) parent = { dagId, runId: child.runId, taskId };
@@ -79,31 +59,31 @@ describe("waiting trigger", () => {
   });
 
   it("a failed child fails the waiting trigger, naming the child's run", async () => {
-    const run = await triggerAndWait(runner, "hopeful_parent");
+    const run = await triggerAndWait(engine.runner, "hopeful_parent");
     assert.equal(run.state, "failed");
-    const [ti] = await runner.listTaskInstances("hopeful_parent", run.runId);
+    const [ti] = await engine.runner.listTaskInstances("hopeful_parent", run.runId);
     assert.equal(ti?.state, "failed");
     assert.ok(ti?.childRunId);
     assert.equal(ti?.error, `child run ${ti?.childRunId} of DAG doomed_child ended failed`);
-    const log = await runner.getTaskLog("hopeful_parent", run.runId, "wait", 1);
+    const log = await engine.runner.getTaskLog("hopeful_parent", run.runId, "wait", 1);
     assert.ok(log.lines.some((l) => l.message.includes(ti?.childRunId ?? "?")));
   });
 
   it("a child conf that fails the child's params fails the trigger without creating a run", async () => {
-    const run = await triggerAndWait(runner, "careless_parent");
+    const run = await triggerAndWait(engine.runner, "careless_parent");
     assert.equal(run.state, "failed");
-    const [ti] = await runner.listTaskInstances("careless_parent", run.runId);
+    const [ti] = await engine.runner.listTaskInstances("careless_parent", run.runId);
     assert.match(ti?.error ?? "", /conf for DAG 'picky_child' is invalid at 'n'/);
     assert.equal(ti?.childRunId, null);
-    assert.equal((await runner.listRuns("picky_child", { limit: 10, offset: 0 })).totalEntries, 0);
+    assert.equal((await engine.runner.listRuns("picky_child", { limit: 10, offset: 0 })).totalEntries, 0);
   });
 
   it("a waiting trigger whose resume job was lost is resumed by the reaper", async () => {
-    const run = await runner.triggerRun("forgotten_parent", { triggeredBy: "test" });
-    await waitForTaskState(runner, "forgotten_parent", run.runId, "wait", "deferred");
-    const [ti] = await runner.listTaskInstances("forgotten_parent", run.runId);
+    const run = await engine.runner.triggerRun("forgotten_parent", { triggeredBy: "test" });
+    await waitForTaskState(engine.runner, "forgotten_parent", run.runId, "wait", "deferred");
+    const [ti] = await engine.runner.listTaskInstances("forgotten_parent", run.runId);
     // end the child and lose the resume job in the same transaction
-    await withClient(db, async (c) => {
+    await withClient(engine.db, async (c) => {
       await c.query("begin");
       await c.query("select runner.complete_run(id, 'success') from runner.dag_runs where run_id = $1", [ti?.childRunId]);
       await c.query(
@@ -112,7 +92,7 @@ describe("waiting trigger", () => {
       );
       await c.query("commit");
     });
-    const done = await runner.waitForRun("forgotten_parent", run.runId, { timeoutMs: 8_000 });
+    const done = await engine.runner.waitForRun("forgotten_parent", run.runId, { timeoutMs: 8_000 });
     assert.equal(done.state, "success");
     slowChild.open();
   });

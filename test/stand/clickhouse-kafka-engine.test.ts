@@ -9,7 +9,7 @@ import { loadStandConfig } from "../../src/config/stand.ts";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
 import { detectPlatform } from "../../src/clickhouse/platform.ts";
 import { quoteIdentifier as id } from "../../src/clickhouse/sql.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "./helpers.ts";
+import { kafkaClient, randomName, retry, waitUntil } from "../support/live-stand.ts";
 
 const config = loadStandConfig();
 const cluster = id(config.clickhouse.cluster);

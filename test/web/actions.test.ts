@@ -4,11 +4,11 @@
 // endpoints refuse requests that do not come from this runner's own pages.
 import assert from "node:assert/strict";
 import { request } from "node:http";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import type { DagResponse, DagRunResponse } from "../../src/api/schemas.ts";
 import { call } from "../api/harness.ts";
-import { startWebStand } from "./harness.ts";
+import { useWebStand } from "./harness.ts";
 import type { WebStand } from "./harness.ts";
 
 interface RawAnswer {
@@ -44,19 +44,15 @@ async function documentWasKept(page: Page): Promise<boolean> {
 }
 
 void describe("web view actions and live refresh in Chromium", () => {
-  let stand: WebStand;
+  const stand = useWebStand();
   let page: Page;
   const actionRequests: string[] = [];
 
   before(async () => {
-    stand = await startWebStand();
     page = await stand.newPage();
     page.on("request", (req) => {
       if (req.url().includes("/ui/actions/")) actionRequests.push(req.url());
     });
-  });
-  after(async () => {
-    await stand.stop();
   });
 
   void it("a run triggered from the DAG list shows running, then green, without a reload", async () => {

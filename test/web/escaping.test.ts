@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import express from "express";
 import type { Page } from "playwright-core";
 import { pino } from "pino";
@@ -13,9 +13,8 @@ import { escapeHtml, html } from "../../src/web/html.ts";
 import { createWebRouter } from "../../src/web/router.ts";
 import { CONTENT_SECURITY_POLICY } from "../../src/web/security.ts";
 import { call } from "../api/harness.ts";
-import { triggerAndWait } from "../runner/helpers.ts";
-import { startWebStand } from "./harness.ts";
-import type { WebStand } from "./harness.ts";
+import { triggerAndWait } from "../support/runner-db.ts";
+import { useWebStand } from "./harness.ts";
 import { LABEL_VARIABLE } from "./webDags.ts";
 
 const PROBE = `<img src=x onerror=window.__xss=1></script><script>window.__xss=1</script>"'&amp;`;
@@ -27,15 +26,11 @@ async function assertNoScriptRan(page: Page, where: string): Promise<void> {
 }
 
 void describe("escaping and CSP", () => {
-  let stand: WebStand;
+  const stand = useWebStand();
   let page: Page;
 
   before(async () => {
-    stand = await startWebStand();
     page = await stand.newPage();
-  });
-  after(async () => {
-    await stand.stop();
   });
 
   void it("escapeHtml escapes the five HTML characters; html`` escapes every interpolation but its own fragments", () => {

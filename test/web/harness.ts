@@ -1,16 +1,17 @@
-// The web view under test: the real engine on a fresh database (runner test helpers), the API app
+// The web view under test: the real engine on a fresh database (useTestRunner), the API app
 // (which mounts the web router) on an ephemeral 127.0.0.1 port, and Debian's Chromium driven by
 // playwright-core with a fresh profile. Screenshots go to test-output/web/ (git-ignored).
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { before } from "node:test";
 import { chromium } from "playwright-core";
 import type { BrowserContext, Page } from "playwright-core";
 import type { Runner } from "../../src/runner/runner.ts";
 import { startApi } from "../api/harness.ts";
 import type { ApiHarness } from "../api/harness.ts";
-import { createTestDatabase, startRunner } from "../runner/helpers.ts";
-import type { TestDatabase } from "../runner/helpers.ts";
+import { useTestRunner } from "../support/runner-db.ts";
+import type { TestDatabase } from "../support/runner-db.ts";
 import { webDags } from "./webDags.ts";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -29,17 +30,16 @@ export const CHROMIUM_ARGS = [
 export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, "../../test-output/web");
 
 export interface WebStand {
-  db: TestDatabase;
-  runner: Runner;
-  api: ApiHarness;
-  baseUrl: string;
-  browser: BrowserContext;
+  readonly db: TestDatabase;
+  readonly runner: Runner;
+  readonly api: ApiHarness;
+  readonly baseUrl: string;
+  readonly browser: BrowserContext;
   /** A fresh tab that fails the test on any page error or console error. */
   newPage(): Promise<Page>;
   /** Page errors and console errors seen in any tab (CSP violations are console errors). */
   readonly pageProblems: string[];
   screenshot(page: Page, name: string): Promise<void>;
-  stop(): Promise<void>;
 }
 
 export async function launchChromium(): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
@@ -59,22 +59,49 @@ export async function launchChromium(): Promise<{ browser: BrowserContext; close
   };
 }
 
-export async function startWebStand(): Promise<WebStand> {
-  const db = await createTestDatabase();
-  const runner = await startRunner(db, webDags, { concurrency: 4, leaseSeconds: 5 });
-  const api = await startApi(runner, runner.metrics);
-  const chrome = await launchChromium();
-  await mkdir(SCREENSHOT_DIR, { recursive: true });
+/**
+ * The web stand for the enclosing suite: its `before` starts the engine (useTestRunner), the app and
+ * Chromium; its `after` closes Chromium and the app, then stops the engine and drops its database.
+ * The fields are live inside hooks and tests; a suite's own `before` placed after this call sees them.
+ */
+export function useWebStand(): WebStand {
+  let api: ApiHarness | undefined;
+  let chrome: Awaited<ReturnType<typeof launchChromium>> | undefined;
+  const engine = useTestRunner(webDags, {
+    beforeStop: async () => {
+      await chrome?.close();
+      await api?.close();
+    },
+  });
+  before(async () => {
+    api = await startApi(engine.runner, engine.runner.metrics);
+    chrome = await launchChromium();
+    await mkdir(SCREENSHOT_DIR, { recursive: true });
+  });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`useWebStand: ${what} starts in before(); use it inside hooks and tests`);
+    return value;
+  };
   const pageProblems: string[] = [];
   return {
-    db,
-    runner,
-    api,
-    baseUrl: api.baseUrl,
-    browser: chrome.browser,
+    get db() {
+      return engine.db;
+    },
+    get runner() {
+      return engine.runner;
+    },
+    get api() {
+      return started(api, "the app");
+    },
+    get baseUrl() {
+      return started(api, "the app").baseUrl;
+    },
+    get browser() {
+      return started(chrome, "Chromium").browser;
+    },
     pageProblems,
     async newPage() {
-      const page = await chrome.browser.newPage();
+      const page = await started(chrome, "Chromium").browser.newPage();
       page.on("pageerror", (err) => pageProblems.push(`pageerror: ${err.message}`));
       page.on("console", (message) => {
         if (message.type() === "error") pageProblems.push(`console: ${message.text()}`);
@@ -83,15 +110,6 @@ export async function startWebStand(): Promise<WebStand> {
     },
     async screenshot(page, name) {
       await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
-    },
-    async stop() {
-      try {
-        await chrome.close();
-        await api.close();
-        await runner.stop();
-      } finally {
-        await db.drop();
-      }
     },
   };
 }

@@ -2,27 +2,25 @@
 // squares, the grid and its paging, a run's tries and logs, the links between a waiting trigger
 // and its child run (both ways), variables with history, the schema page, and a 404 page.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { GRID_RUNS_PER_PAGE } from "../../src/web/pages/dag-grid.ts";
 import type { DagRunRecord } from "../../src/runner/types.ts";
 import { call } from "../api/harness.ts";
-import { triggerAndWait } from "../runner/helpers.ts";
-import { startWebStand } from "./harness.ts";
-import type { WebStand } from "./harness.ts";
+import { triggerAndWait } from "../support/runner-db.ts";
+import { useWebStand } from "./harness.ts";
 import { LABEL_VARIABLE } from "./webDags.ts";
 
 const QUICK_RUNS = GRID_RUNS_PER_PAGE + 2;
 
 void describe("web view pages in Chromium", () => {
-  let stand: WebStand;
+  const stand = useWebStand();
   let page: Page;
   let okRun: DagRunRecord;
   let flakyRun: DagRunRecord;
   let parentRun: DagRunRecord;
 
   before(async () => {
-    stand = await startWebStand();
     okRun = await triggerAndWait(stand.runner, "web_ok", { days: 3, label: "first label" });
     flakyRun = await triggerAndWait(stand.runner, "web_flaky");
     parentRun = await triggerAndWait(stand.runner, "web_parent");
@@ -31,9 +29,6 @@ void describe("web view pages in Chromium", () => {
     );
     await Promise.all(quick.map((run) => stand.runner.waitForRun("web_quick", run.runId, { timeoutMs: 30_000 })));
     page = await stand.newPage();
-  });
-  after(async () => {
-    await stand.stop();
   });
 
   void it("the DAG list shows every DAG with its runs as coloured squares, its switch and description as text", async () => {

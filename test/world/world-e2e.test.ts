@@ -24,7 +24,7 @@ import { waitForHitsReaders } from "../../tasks/hits-readers.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
 import { waitForOds } from "../../tasks/wait-for-ods.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
-import { recordingIo } from "./helpers.ts";
+import { recordingIo } from "../support/recording-io.ts";
 
 const config = loadStandConfig();
 const [node1, node2] = config.clickhouse.nodes;

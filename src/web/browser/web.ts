@@ -1,14 +1,18 @@
-// The web view's page script (no build step; ES modules served as-is from /ui/static). It keeps a
-// page fresh while runs are active by polling the page's JSON twin (body[data-refresh]) and
-// updating the DOM, and wires the page actions (page-actions.js). Data only ever reaches the DOM
-// as text (text nodes, setAttribute): never innerHTML.
-import { wirePageActions } from "./page-actions.js";
+// The web view's page script, bundled with page-actions.ts and conf-check.ts into /ui/static/web.js
+// (src/web/router.ts). It keeps a page fresh while runs are active by polling the page's JSON twin
+// (body[data-refresh]) and updating the DOM, and wires the page actions (page-actions.ts). Data
+// only ever reaches the DOM as text (text nodes, setAttribute): never innerHTML.
+import { messageOf, wirePageActions } from "./page-actions.ts";
+import type { DagListView, GridRunView, GridView, LogView, RefreshedView, RunSquareView, RunView, TaskRowView } from "./views.ts";
 
 const REFRESH_MS = 1500;
 const RETRY_MS = 5000;
 
-/** Builds an element; string children become text nodes. */
-function el(tag, attrs = {}, ...children) {
+type AttributeValue = string | number | boolean | null | undefined;
+type Child = Node | string | null | undefined | false;
+
+/** Builds an element; string children become text nodes, and null, undefined and false are left out. */
+function el(tag: string, attrs: Readonly<Record<string, AttributeValue>> = {}, ...children: (Child | readonly Child[])[]): Element {
   const isSvg = tag === "svg" || tag === "rect";
   const node = isSvg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
@@ -21,40 +25,58 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-function formatTime(iso) {
+function formatTime(iso: string | null): string {
   return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}Z` : "–";
 }
 
-function stateBadge(state) {
+function stateBadge(state: string): Element {
   return el("span", { class: `badge state-${state}`, "data-state": state }, state.replaceAll("_", " "));
 }
 
-function setStatus(text) {
+function setStatus(text: string): void {
   const status = document.getElementById("live-status");
   if (status) status.textContent = text;
 }
 
-function byData(attribute, value, root = document) {
+function byData(attribute: string, value: string, root: ParentNode = document): Element | null {
   return [...root.querySelectorAll(`[${attribute}]`)].find((node) => node.getAttribute(attribute) === value) ?? null;
 }
 
 // ---- refresh -----------------------------------------------------------------------------------
 
-const refresh = { timer: null, running: false };
+const refresh: { timer: number | undefined } = { timer: undefined };
 
-function scheduleRefresh(delayMs) {
+function scheduleRefresh(delayMs: number): void {
   clearTimeout(refresh.timer);
-  refresh.timer = setTimeout(refreshOnce, delayMs);
+  refresh.timer = setTimeout(() => void refreshOnce(), delayMs);
 }
 
-async function refreshOnce() {
+/** Updates the page from its JSON twin: the view model the server rendered it from (src/web/pages). */
+function renderView(page: string | undefined, view: RefreshedView): void {
+  switch (page) {
+    case "dag-list":
+      renderDagList(view as DagListView);
+      break;
+    case "dag-grid":
+      renderDagGrid(view as GridView);
+      break;
+    case "run":
+      renderRun(view as RunView);
+      break;
+    default:
+    // the other pages are not refreshed in place
+  }
+}
+
+async function refreshOnce(): Promise<void> {
   const url = document.body.dataset.refresh;
   if (!url) return;
   try {
     const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
     if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-    const view = await response.json();
-    RENDERERS[document.body.dataset.page]?.(view);
+    // The JSON twin is this server's view model; view-contract.ts keeps views.ts in step with it.
+    const view = (await response.json()) as RefreshedView;
+    renderView(document.body.dataset.page, view);
     document.body.dataset.active = view.active ? "true" : "false";
     if (view.active) {
       setStatus(`live: refreshing every ${REFRESH_MS / 1000} s`);
@@ -63,32 +85,32 @@ async function refreshOnce() {
       setStatus(`up to date at ${formatTime(new Date().toISOString())} (nothing running)`);
     }
   } catch (err) {
-    setStatus(`refresh failed (${err.message}); retrying`);
+    setStatus(`refresh failed (${messageOf(err)}); retrying`);
     scheduleRefresh(RETRY_MS);
   }
 }
 
 /** Called on load when the page is active, and after this page triggered or unpaused something. */
-function startRefresh() {
+function startRefresh(): void {
   setStatus(`live: refreshing every ${REFRESH_MS / 1000} s`);
   scheduleRefresh(REFRESH_MS);
 }
 
 // ---- renderers (mirror the server's HTML in src/web/pages) -------------------------------------
 
-function renderSquares(runs) {
+function renderSquares(runs: readonly RunSquareView[]): Element[] {
   return runs.map((run) => el("a", { class: `sq state-${run.state}`, href: run.href, title: run.title, "data-run": run.runId }));
 }
 
-function syncPauseSwitch(root, isPaused) {
+function syncPauseSwitch(root: Element | null, isPaused: boolean): void {
   const input = root?.querySelector(".pause-switch");
-  if (!input || input.disabled) return; // a change of ours is on its way
+  if (!root || !(input instanceof HTMLInputElement) || input.disabled) return; // disabled: a change of ours is on its way
   input.checked = !isPaused;
   const label = root.querySelector(".switch-label");
   if (label) label.textContent = isPaused ? "paused" : "active";
 }
 
-function renderDagList(view) {
+function renderDagList(view: DagListView): void {
   for (const dag of view.dags) {
     const row = byData("data-dag-row", dag.dagId);
     if (!row) continue;
@@ -99,37 +121,37 @@ function renderDagList(view) {
   }
 }
 
-function renderGridTable(view) {
+function renderGridCell(run: GridRunView, row: number): Element {
+  const cell = run.cells[row];
+  if (!cell || cell.state === null) return el("td", {}, el("span", { class: "cell state-none", title: cell?.title ?? "" }));
+  return el("td", {}, el("a", { class: `cell state-${cell.state}`, href: cell.href, title: cell.title, "data-state": cell.state }));
+}
+
+function renderGridTable(view: GridView): Element {
   if (view.runs.length === 0) return el("p", { class: "muted grid-empty" }, "No runs yet.");
   const header = el(
     "tr",
     {},
     el("th", {}, "task \\ run"),
-    view.runs.map((run) =>
-      el("th", { class: "run-col" }, renderSquares([run]), el("span", { class: "run-label" }, run.label)),
-    ),
+    view.runs.map((run) => el("th", { class: "run-col" }, renderSquares([run]), el("span", { class: "run-label" }, run.label))),
   );
   const rows = view.taskIds.map((taskId, row) =>
     el(
       "tr",
       { "data-task": taskId },
       el("th", { class: "task-name" }, taskId),
-      view.runs.map((run) => {
-        const cell = run.cells[row];
-        if (!cell || cell.state === null) return el("td", {}, el("span", { class: "cell state-none", title: cell?.title ?? "" }));
-        return el("td", {}, el("a", { class: `cell state-${cell.state}`, href: cell.href, title: cell.title, "data-state": cell.state }));
-      }),
+      view.runs.map((run) => renderGridCell(run, row)),
     ),
   );
   return el("table", { class: "grid", id: "grid" }, el("thead", {}, header), el("tbody", {}, rows));
 }
 
-function renderDagGrid(view) {
+function renderDagGrid(view: GridView): void {
   document.getElementById("grid-container")?.replaceChildren(renderGridTable(view));
   syncPauseSwitch(byData("data-dag-row", view.dag.dagId), view.dag.isPaused);
 }
 
-function renderBar(task) {
+function renderBar(task: TaskRowView): Element {
   const svg = el("svg", { class: "bar", viewBox: "0 0 100 10", preserveAspectRatio: "none", "aria-hidden": task.bar ? null : "true" });
   if (task.bar) {
     svg.setAttribute("role", "img");
@@ -139,7 +161,7 @@ function renderBar(task) {
   return svg;
 }
 
-function renderTaskRow(task) {
+function renderTaskRow(task: TaskRowView): Element {
   return el(
     "tr",
     { "data-task": task.taskId, class: task.selected ? "selected" : "" },
@@ -157,7 +179,7 @@ function renderTaskRow(task) {
   );
 }
 
-function renderLogSection(log) {
+function renderLogSection(log: LogView | null): Element[] {
   if (!log) return [el("h2", {}, "Log"), el("p", { class: "muted" }, "No task has started yet.")];
   const tries = log.tries.map((t) =>
     t.selected ? el("strong", { "aria-current": "true" }, `try ${t.tryNumber}`) : el("a", { href: t.href }, `try ${t.tryNumber}`),
@@ -183,16 +205,17 @@ function renderLogSection(log) {
   ];
 }
 
-function renderRun(view) {
+function renderRun(view: RunView): void {
   document.getElementById("run-state")?.replaceChildren(stateBadge(view.run.state));
   const facts = document.getElementById("run-facts");
-  const setFact = (name, text) => {
+  const setFact = (name: string, text: string): void => {
     const node = facts?.querySelector(`[data-fact="${name}"]`);
     if (node) node.textContent = text;
   };
   setFact("start", formatTime(view.run.startDate));
   setFact("end", formatTime(view.run.endDate));
   setFact("duration", view.run.duration);
+  setFact("waiting", view.run.waitingFor ?? "–");
   document.querySelector("#tasks tbody")?.replaceChildren(...view.tasks.map(renderTaskRow));
   document.getElementById("time-axis")?.replaceChildren(...view.axis.ticks.map((tick) => el("span", {}, tick.label)));
   const log = document.getElementById("log");
@@ -204,8 +227,6 @@ function renderRun(view) {
     }
   }
 }
-
-const RENDERERS = { "dag-list": renderDagList, "dag-grid": renderDagGrid, run: renderRun };
 
 wirePageActions(startRefresh);
 if (document.body.dataset.active === "true") startRefresh();

@@ -1,6 +1,5 @@
-// Shared bits of the world tests: a TaskIo that keeps its log lines (and echoes them when asked),
-// and random names for Kafka objects a test owns.
-import { randomBytes } from "node:crypto";
+// A TaskIo for tests that call the world's task functions directly: it keeps its log lines (and
+// echoes them when asked).
 import type { TaskIo } from "../../src/world/io.ts";
 
 export interface RecordingIo extends TaskIo {
@@ -18,8 +17,4 @@ export function recordingIo(echo = false, signal: AbortSignal = new AbortControl
       if (echo) console.log(`  | ${line}`);
     },
   };
-}
-
-export function randomName(prefix: string): string {
-  return `${prefix}_${randomBytes(4).toString("hex")}`;
 }

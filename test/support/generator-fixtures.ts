@@ -1,4 +1,5 @@
-// Shared fixtures of the generator tests: the passport on disk and days generated once per file.
+// Fixtures of the generator tests: the world passport on disk (data/world-inventory.json) and the
+// default seed's starting days, generated once per test file.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "../../src/config/stand.ts";

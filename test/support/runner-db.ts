@@ -1,8 +1,8 @@
-// Shared test plumbing: a fresh database per test file (runner_test_<random>) on the stand's
-// Postgres, runners with a silent logger, and a leak check: the database can be dropped only
-// when no worker, pool or listener still holds a connection to it.
+// A private runner on a private database: useTestRunner gives a suite a silent runner on a fresh
+// runner_test_<random> database (dropped with a leak check); plus run waits, gates and polling.
 import { randomBytes } from "node:crypto";
 import assert from "node:assert/strict";
+import { after, before } from "node:test";
 import pg from "pg";
 import { pino } from "pino";
 import { loadStandConfig, postgresUrl } from "../../src/config/stand.ts";
@@ -15,7 +15,10 @@ export const silentLogger = pino({ level: "silent" });
 export interface TestDatabase {
   name: string;
   url: string;
-  /** Fails when a connection to the database is still open (a leaked runner or pool). */
+  /**
+   * Drops the database; fails when a connection to it is still open (a leaked runner, worker, pool
+   * or listener).
+   */
   drop(): Promise<void>;
 }
 
@@ -75,6 +78,57 @@ export async function startRunner(db: TestDatabase, dags: readonly Dag[], option
   });
   await runner.start();
   return runner;
+}
+
+export interface UseTestRunnerOptions extends TestRunnerOptions {
+  /** Runs in `after` before the runner stops: open the gates tasks still wait on, close what uses the runner. */
+  beforeStop?: () => void | Promise<void>;
+}
+
+export interface TestRunnerHandle {
+  /** The running runner; only inside hooks and tests (it starts in `before`). */
+  readonly runner: Runner;
+  /** The runner's database; only inside hooks and tests. */
+  readonly db: TestDatabase;
+}
+
+/**
+ * One runner on a fresh database for the enclosing suite (or file): registers a `before` that
+ * creates the database and starts the runner, and an `after` that runs `beforeStop`, stops the
+ * runner and drops the database (failing when a connection leaked). Hooks run in the order they
+ * are registered, so a suite's own `before` placed after this call sees the runner started.
+ */
+export function useTestRunner(dags: readonly Dag[], options: UseTestRunnerOptions = {}): TestRunnerHandle {
+  const { beforeStop, ...runnerOptions } = options;
+  let db: TestDatabase | undefined;
+  let runner: Runner | undefined;
+  before(async () => {
+    db = await createTestDatabase();
+    runner = await startRunner(db, dags, runnerOptions);
+  });
+  after(async () => {
+    // every step runs even when an earlier one failed; every failure is reported
+    const failures: unknown[] = [];
+    for (const step of [beforeStop, () => runner?.stop(), () => db?.drop()]) {
+      try {
+        await step?.();
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, `useTestRunner teardown failed ${failures.length} times`);
+  });
+  return {
+    get runner() {
+      if (!runner) throw new Error("useTestRunner: the runner starts in before(); use it inside hooks and tests");
+      return runner;
+    },
+    get db() {
+      if (!db) throw new Error("useTestRunner: the database is created in before(); use it inside hooks and tests");
+      return db;
+    },
+  };
 }
 
 /** Triggers a run and waits for it to end (NOTIFY-driven), failing after timeoutMs. */

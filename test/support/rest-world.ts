@@ -1,6 +1,5 @@
-// Plumbing for the lifecycle tests. They run against the stand's own runner service (started here
-// when it is not running, restarted when the code changed) through its REST API, because the
-// world and world_position belong to that runner: a private runner would see another position.
+// The shared world driven through the stand's own runner service over REST, and observed in
+// ClickHouse, Kafka and the runner database: the plumbing of the lifecycle tests.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync, existsSync } from "node:fs";
@@ -24,7 +23,11 @@ const quiet = () => undefined;
 
 export const api = new RunnerApiClient(apiBaseUrl(), loadStandConfig().runner.api_token, 120_000);
 
-/** Starts the runner service when needed; returns a function that stops it again if we started it. */
+/**
+ * Starts the runner service when needed (restarted when the code changed); returns a function that
+ * stops it again if we started it. Lifecycle tests use the stand's own runner, not a private one,
+ * because the world and world_position belong to it: a private runner would see another position.
+ */
 export async function useRunnerService(): Promise<() => Promise<void>> {
   const ctx = standContext(quiet);
   const wasRunning = runnerPid(ctx) !== undefined;

@@ -1,5 +1,5 @@
-// Shared bits of the stand tests: random names, a progress-printing wait, kafkajs clients.
-// Tests run against the running stand (make stand-up) and clean up what they create.
+// For tests against the running stand's services (make stand-up), which clean up what they create:
+// names no one else uses, kafkajs clients, a progress-printing wait and a retry.
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Kafka, logLevel } from "kafkajs";
