@@ -26,7 +26,7 @@ clean: ## stop everything and remove all stand state (.stand/)
 	-$(WORLD) runner stop
 	$(STAND) clean
 
-rebuild-storage: ## world_recreate through the REST API: drop and recreate the world (pause world_live first)
+rebuild-storage: ## world_recreate through the REST API: drop and recreate the world (waits for a running world DAG to end)
 	$(WORLD) rebuild-storage
 
 stand-up: install ## only the infrastructure: Postgres, ZooKeeper, two ClickHouse nodes, Kafka (idempotent)
@@ -51,15 +51,16 @@ check-clickhouse: ## cluster topology, macros, cross-shard reads, and rows per l
 	$(WORLD) check-clickhouse
 
 config-test: ## docker-compose.yml and its ClickHouse configs, checked without any service
-	bash scripts/run-tests.sh test/config/compose.test.ts
+	node --import tsx --test --test-reporter=spec test/config/compose.test.ts
 
 lint: ## eslint with type-aware rules
 	npx eslint .
 
-typecheck: ## tsc --noEmit
+typecheck: ## tsc --noEmit: the Node code, then the browser code (src/web/browser, DOM types)
 	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p src/web/browser/tsconfig.json --noEmit
 
-test: stand-up ## start the stand if it is not running, then typecheck, lint and every test on it
+test: ## typecheck, lint and every test on the test stand (test/stand.test.yaml, started and stopped here); your world is checked untouched
 	bash scripts/run-tests.sh
 
 generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY=0 GENERATOR_DAYS=1 GENERATOR_LIMIT=…)
@@ -68,8 +69,5 @@ generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY
 generate-live: ## one live generator run (GENERATOR_DAY, GENERATOR_SPEED)
 	$(WORLD) generate live
 
-bench: ## runner, generator, ingestion and web benchmarks, each beside its baseline
-	$(TSX) bench/runner-bench.ts
-	$(TSX) bench/generator-bench.ts
-	$(TSX) bench/ingest-bench.ts
-	$(TSX) bench/web-bench.ts
+bench: ## runner, generator, ingestion and web benchmarks on the test stand, each beside its baseline
+	bash scripts/test-stand.sh bash -c '$(TSX) bench/runner-bench.ts && $(TSX) bench/generator-bench.ts && $(TSX) bench/ingest-bench.ts && $(TSX) bench/web-bench.ts'

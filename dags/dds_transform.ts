@@ -9,6 +9,8 @@ export default defineDag({
   id: "dds_transform",
   description: "Build the DDS layer (orders, sessions, identities) for the days that are due",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),

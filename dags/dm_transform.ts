@@ -9,6 +9,8 @@ export default defineDag({
   id: "dm_transform",
   description: "Build the DM marts for the days DM is behind DDS",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),

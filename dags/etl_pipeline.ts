@@ -8,6 +8,8 @@ export default defineDag({
   id: "etl_pipeline",
   description: "Build the DDS layer (dds_transform), then the DM layer (dm_transform); a failed layer fails the pipeline",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),

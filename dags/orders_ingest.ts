@@ -12,6 +12,8 @@ export default defineDag({
   id: "orders_ingest",
   description: "Pull the order snapshots from Kafka into stg.orders_raw and parse them into ods.order / ods.order_errors",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),

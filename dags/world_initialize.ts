@@ -66,6 +66,8 @@ const dag = defineDag({
   id: DAG_ID,
   description: "Create the world if there is none (topics, DDL, starting days, orders, position, ETL); changes nothing on a ready one",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),

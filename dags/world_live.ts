@@ -10,6 +10,8 @@ export default defineDag({
   id: "world_live",
   description: "The live switch (its pause flag): every 25 minutes, play the next day live through world_live_day",
   schedule: { everySeconds: 25 * 60 },
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: true,
   maxActiveRuns: 1,
   params: z.object({ speed: z.number().min(30).max(1_000_000).optional() }).strict(),

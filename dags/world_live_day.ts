@@ -12,7 +12,7 @@ import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
-import { guardedPosition } from "./support/step-position.ts";
+import { pinnedPosition, pinPosition } from "./support/step-position.ts";
 import { setWorldPosition, taskIo } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
@@ -23,6 +23,8 @@ export default defineDag({
   id: "world_live_day",
   description: "Play the next day of the world live (paced, conf.speed × model time), ingest it and its order snapshot, advance the position, run the ETL",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: liveParams,
@@ -30,7 +32,7 @@ export default defineDag({
   fileloc: "dags/world_live_day.ts",
 })
   .task("read_position", { executionTimeoutMs: MINUTE }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinPosition(ctx);
     ctx.log.info(`world_position is ${position}: playing day ${position} live at ×${ctx.conf.speed}`);
   })
   .task("build_generator", { upstream: ["read_position"], retries: 1 }, async (ctx) => {
@@ -38,20 +40,20 @@ export default defineDag({
   })
   // a model day takes 24 h / speed: 24 minutes at the default 60, so the timeout is an hour
   .task("play_live_day", { upstream: ["build_generator"], executionTimeoutMs: 60 * MINUTE }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["live", "--day", String(position), "--speed", String(ctx.conf.speed)]);
   })
   .task("wait_for_hits", { upstream: ["play_live_day"] }, async (ctx) => {
-    const { position, startDate } = await guardedPosition(ctx);
+    const { position, startDate } = await pinnedPosition(ctx);
     await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, 1), 12 * MINUTE);
   })
   .task("send_order_snapshot", { upstream: ["wait_for_hits"] }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["snapshot", "--day", String(position - 1), "--days", "1"]);
   })
   .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshot"], triggerDagId: "orders_ingest" })
   .task("set_position", { upstream: ["orders_ingest"], executionTimeoutMs: MINUTE }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinnedPosition(ctx, (pinned) => pinned + 1);
     await setWorldPosition(ctx, position + 1);
   })
   .waitingTrigger("etl_pipeline", { upstream: ["set_position"], triggerDagId: "etl_pipeline" })

@@ -8,12 +8,13 @@
 //   6 orders_ingest          waiting trigger
 //   7 set_position           world_position := P+days (set, never incremented)
 //   8 etl_pipeline           waiting trigger
-// Run step DAGs one at a time (pause world_live first): each task reads P again.
+// Step DAGs hold the world resource, so they run one at a time; P is read once (read_position pins
+// it in world_position_pin) and every later task fails if world_position moved under the run.
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
-import { guardedPosition } from "./support/step-position.ts";
+import { pinnedPosition, pinPosition } from "./support/step-position.ts";
 import { setWorldPosition, taskIo } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
@@ -22,6 +23,8 @@ export default defineDag({
   id: "world_next_day",
   description: "Play the next days of the world (conf.days, 1 … 7) in batch, ingest them and their order snapshots, advance the position, run the ETL",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({ days: z.number().int().min(1).max(7).default(1) }).strict(),
@@ -29,27 +32,27 @@ export default defineDag({
   fileloc: "dags/world_next_day.ts",
 })
   .task("read_position", { executionTimeoutMs: MINUTE }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinPosition(ctx);
     ctx.log.info(`world_position is ${position}: playing days ${position} … ${position + ctx.conf.days - 1}`);
   })
   .task("build_generator", { upstream: ["read_position"], retries: 1 }, async (ctx) => {
     await buildWorldGenerator(ctx);
   })
   .task("play_days", { upstream: ["build_generator"] }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["batch", "--day", String(position), "--days", String(ctx.conf.days)]);
   })
   .task("wait_for_hits", { upstream: ["play_days"] }, async (ctx) => {
-    const { position, startDate } = await guardedPosition(ctx);
+    const { position, startDate } = await pinnedPosition(ctx);
     await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, ctx.conf.days), 12 * MINUTE);
   })
   .task("send_order_snapshots", { upstream: ["wait_for_hits"] }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["snapshot", "--day", String(position - 1), "--days", String(ctx.conf.days)]);
   })
   .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshots"], triggerDagId: "orders_ingest" })
   .task("set_position", { upstream: ["orders_ingest"], executionTimeoutMs: MINUTE }, async (ctx) => {
-    const { position } = await guardedPosition(ctx);
+    const { position } = await pinnedPosition(ctx, (pinned) => pinned + ctx.conf.days);
     await setWorldPosition(ctx, position + ctx.conf.days);
   })
   .waitingTrigger("etl_pipeline", { upstream: ["set_position"], triggerDagId: "etl_pipeline" })

@@ -20,6 +20,8 @@ export default defineDag({
   id: "world_recreate",
   description: "Destroy the world (position -1, databases, consumer groups, topics, position 0) and create it again through world_initialize",
   schedule: null,
+  // every world DAG holds the world for its whole run; its children run inside that hold
+  exclusive: ["world"],
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),

@@ -125,6 +125,7 @@ export const dagResponse = z.object({
   fileloc: z.string(),
   timetable_summary: z.string().nullable(),
   max_active_runs: z.number().int(),
+  exclusive_resources: z.array(z.string()).describe("named resources each run of this DAG holds exclusively (runner extension)"),
   tags: z.array(z.object({ name: z.string(), dag_id: z.string() })),
   owners: z.array(z.string()),
   task_ids: z.array(z.string()).describe("extension: the DAG's task ids in declaration order"),
@@ -151,6 +152,7 @@ export const dagRunResponse = z.object({
   task_ids: z.array(z.string()).describe("extension: the manifest declared at creation"),
   parent_dag_id: z.string().nullable().describe("extension: set when a waiting trigger created this run"),
   parent_dag_run_id: z.string().nullable(),
+  waiting_for: z.string().nullable().describe("why a queued run has not started: the exclusive resource and the run holding it (runner extension)"),
   parent_task_id: z.string().nullable(),
 });
 

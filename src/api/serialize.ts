@@ -34,6 +34,7 @@ export function serializeDag(dag: DagSummary): DagResponse {
     fileloc: dag.fileloc,
     timetable_summary: dag.schedule,
     max_active_runs: dag.maxActiveRuns,
+    exclusive_resources: [...dag.exclusive],
     tags: [],
     owners: [],
     task_ids: [...dag.taskIds],
@@ -60,6 +61,7 @@ export function serializeRun(run: DagRunRecord): DagRunResponse {
     task_ids: [...run.manifest],
     parent_dag_id: run.parentDagId,
     parent_dag_run_id: run.parentRunId,
+    waiting_for: run.waitingFor,
     parent_task_id: run.parentTaskId,
   };
 }

@@ -92,7 +92,7 @@ export async function listRuns(ctx: CommandContext, dagId: string, options: { li
   return show(ctx, page, () =>
     [
       table(
-        ["dag_run_id", "state", "run_type", "queued_at", "duration", "parent"],
+        ["dag_run_id", "state", "run_type", "queued_at", "duration", "parent", "waiting_for"],
         page.dag_runs.map((r) => [
           r.dag_run_id,
           r.state,
@@ -100,6 +100,7 @@ export async function listRuns(ctx: CommandContext, dagId: string, options: { li
           r.queued_at,
           seconds(r.duration),
           r.parent_dag_run_id ? `${r.parent_dag_id ?? "?"}/${r.parent_dag_run_id}` : null,
+          r.waiting_for,
         ]),
       ),
       `${page.dag_runs.length} of ${page.total_entries} runs`,

@@ -19,6 +19,7 @@ interface ShapeInput {
 interface DagLimits {
   schedule: string | { everySeconds: number } | null;
   maxActiveRuns: number;
+  exclusive: readonly string[];
 }
 
 export interface DagShape {
@@ -50,6 +51,14 @@ export function validateDagShape(dagId: string, tasks: readonly ShapeInput[], li
 }
 
 function checkLimits(dagId: string, limits: DagLimits): void {
+  for (const resource of limits.exclusive) {
+    if (!/^[a-z][a-z0-9_]{0,62}$/.test(resource)) {
+      throw new DagDefinitionError(dagId, null, `exclusive resource '${resource}' must be lowercase letters, digits and _ (starting with a letter)`);
+    }
+  }
+  if (new Set(limits.exclusive).size !== limits.exclusive.length) {
+    throw new DagDefinitionError(dagId, null, `exclusive lists a resource twice: ${limits.exclusive.join(", ")}`);
+  }
   if (!Number.isInteger(limits.maxActiveRuns) || limits.maxActiveRuns < 1) {
     throw new DagDefinitionError(dagId, null, `maxActiveRuns must be an integer >= 1, got ${limits.maxActiveRuns}`);
   }

@@ -76,6 +76,10 @@ export interface DagOptions<P extends z.ZodType> {
   schedule?: Schedule;
   isPausedUponCreation?: boolean;
   maxActiveRuns?: number;
+  /** Named resources each run holds exclusively from start to end (the world DAGs: ["world"]).
+   * A run that cannot take one stays queued and says who holds it; a run started by a waiting
+   * trigger runs inside its ancestors' hold. */
+  exclusive?: readonly string[];
   /** Validates (and types) a run's conf; defaults to any JSON object. */
   params?: P;
   /** Defaults for every task's retry and timeout options. */
@@ -124,11 +128,12 @@ export class Dag {
     readonly schedule: Schedule,
     readonly isPausedUponCreation: boolean,
     readonly maxActiveRuns: number,
+    readonly exclusive: readonly string[],
     readonly params: z.ZodType,
     readonly fileloc: string,
     declared: readonly TaskDefinition[],
   ) {
-    const shape = validateDagShape(id, declared, { schedule, maxActiveRuns });
+    const shape = validateDagShape(id, declared, { schedule, maxActiveRuns, exclusive });
     this.tasks = new Map(declared.map((task) => [task.id, task]));
     this.taskIds = shape.order;
     this.downstreamOf = shape.downstream;
@@ -234,6 +239,7 @@ export class DagBuilder<Conf> {
       o.schedule ?? null,
       o.isPausedUponCreation ?? false,
       o.maxActiveRuns ?? 1,
+      Object.freeze([...(o.exclusive ?? [])]),
       o.params ?? anyJsonObject,
       o.fileloc ?? `dags/${o.id}.ts`,
       this.declared,

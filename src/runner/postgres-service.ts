@@ -35,6 +35,7 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
       schedule: scheduleText(dag),
       isPaused,
       maxActiveRuns: dag.maxActiveRuns,
+      exclusive: dag.exclusive,
       taskIds: [...dag.taskIds],
       paramsJsonSchema: dag.paramsJsonSchema(),
       fileloc: dag.fileloc,

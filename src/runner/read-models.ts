@@ -30,6 +30,7 @@ interface RunRow {
   manifest: string[];
   parent_dag_id: string | null;
   parent_run_id: string | null;
+  waiting_for: string | null;
   parent_task_id: string | null;
   triggered_by: string;
 }
@@ -49,7 +50,7 @@ interface TaskInstanceRow {
 }
 
 const RUN_COLUMNS = `id, dag_id, run_id, state, run_type, conf, logical_date, queued_at, start_date, end_date, note,
-  manifest, parent_dag_id, parent_run_id, parent_task_id, triggered_by`;
+  manifest, parent_dag_id, parent_run_id, parent_task_id, triggered_by, waiting_for`;
 
 const GET_RUN = statement("get_run", `select ${RUN_COLUMNS} from runner.dag_runs where dag_id = $1 and run_id = $2`);
 const LIST_RUNS_DESC = statement(
@@ -99,6 +100,7 @@ export function toRunRecord(row: RunRow): DagRunRecord {
     manifest: row.manifest,
     parentDagId: row.parent_dag_id,
     parentRunId: row.parent_run_id,
+    waitingFor: row.waiting_for,
     parentTaskId: row.parent_task_id,
     triggeredBy: row.triggered_by,
   };

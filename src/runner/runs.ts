@@ -10,11 +10,11 @@ import type { RunConf, RunType, TriggerRequest } from "./types.ts";
 
 const UPSERT_DAG = statement(
   "upsert_dag",
-  `insert into runner.dags (dag_id, is_paused, description, schedule, max_active_runs, task_ids, fileloc)
-   values ($1, $2, $3, $4, $5, $6, $7)
+  `insert into runner.dags (dag_id, is_paused, description, schedule, max_active_runs, task_ids, fileloc, exclusive)
+   values ($1, $2, $3, $4, $5, $6, $7, $8)
    on conflict (dag_id) do update
       set description = excluded.description, schedule = excluded.schedule,
-          max_active_runs = excluded.max_active_runs, task_ids = excluded.task_ids,
+          max_active_runs = excluded.max_active_runs, task_ids = excluded.task_ids, exclusive = excluded.exclusive,
           fileloc = excluded.fileloc, last_seen_at = now()`,
 );
 const START_QUEUED_RUNS = statement("start_queued_runs", "select runner.start_queued_runs($1)");
@@ -41,6 +41,7 @@ export async function syncDags(pool: pg.Pool, registry: DagRegistry): Promise<vo
       dag.maxActiveRuns,
       dag.taskIds,
       dag.fileloc,
+      dag.exclusive,
     ]);
     await query(pool, START_QUEUED_RUNS, [dag.id]);
   }

@@ -50,6 +50,7 @@ export interface DagSummary {
   schedule: string | null;
   isPaused: boolean;
   maxActiveRuns: number;
+  exclusive: readonly string[];
   taskIds: string[];
   /** JSON Schema of the params (conf) the DAG accepts, for forms and validation messages. */
   paramsJsonSchema: JsonValue;
@@ -72,6 +73,8 @@ export interface DagRunRecord {
   /** Set when this run was created by a waiting trigger. */
   parentDagId: string | null;
   parentRunId: string | null;
+  /** Why a queued run has not started: an exclusive resource and the run holding it. */
+  waitingFor: string | null;
   parentTaskId: string | null;
   triggeredBy: string;
 }

@@ -1,7 +1,7 @@
 // The DAG runner (src/server/main.ts: engine + REST API + web view) as a stand service: a detached
 // process with its pid file and log under .stand/runner/, started by `make up` after the stand and
 // stopped by `make down` before it. The supervisor's pid-file rules apply: only a process whose
-// command line carries our server.ts path is ever signalled.
+// command line carries our src/server/main.ts path is ever signalled.
 //
 // The runner loads dags/ once at start, so a runner left over from older code would run old DAGs:
 // `ensureRunner` restarts it when the code it was started from (src, dags, tasks, sql, the
@@ -15,7 +15,7 @@ import { PortTakenError, type StandContext } from "./service.ts";
 import { isPortOpen, Supervisor } from "./supervisor.ts";
 
 export const RUNNER_SERVICE = "runner";
-const SERVER_ENTRY = path.join(repoRoot, "src", "api", "server.ts");
+const SERVER_ENTRY = path.join(repoRoot, "src", "server", "main.ts");
 /** Long enough for running tries to finish or hand back (the server's own grace is 10 s + 5 s). */
 const STOP_GRACE_MS = 30_000;
 const FINGERPRINT_DIRS = ["src", "dags", "tasks", "sql"];

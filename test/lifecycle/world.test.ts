@@ -10,6 +10,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { apiBaseUrl } from "../../src/config/stand.ts";
 import { layerCounts } from "../../src/stand/world-report.ts";
 import type { SchemaStatus } from "../../src/world/schema-status.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
@@ -35,7 +36,7 @@ import {
   taskLog,
   topicId,
   useRunnerService,
-} from "./helpers.ts";
+} from "../support/rest-world.ts";
 import { ddsAndDmDates, expectCanonicalOds, recordFakeDrift, runCli, worldSnapshot } from "./world-checks.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 
@@ -119,7 +120,7 @@ describe("the world's lifecycle on the stand", () => {
     console.log(`cold make up (stand already up): ${result.seconds.toFixed(1)} s`);
     assert.ok(result.seconds < 180, `cold make up took ${result.seconds} s`);
     assert.match(result.stdout, new RegExp(`world_position = ${passport.WORLD_STARTING_DAYS}`));
-    assert.match(result.stdout, /web view: http:\/\/127\.0\.0\.1:28080\/ui/);
+    assert.ok(result.stdout.includes(`web view: ${apiBaseUrl()}/ui`), result.stdout);
     assert.match(result.stdout, /schema: in sync/);
 
     assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS));

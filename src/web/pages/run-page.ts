@@ -23,6 +23,7 @@ ${renderParentLink(run)}
   <dt>ended</dt><dd data-fact="end">${formatTime(run.endDate)}</dd>
   <dt>duration</dt><dd data-fact="duration">${run.duration}</dd>
   ${run.note === null ? "" : html`<dt>note</dt><dd>${run.note}</dd>`}
+  <dt>waiting for</dt><dd data-fact="waiting" id="run-waiting-for">${run.waitingFor ?? "–"}</dd>
 </dl>
 <details class="conf" open><summary>conf</summary><pre id="run-conf">${run.confText}</pre></details>`;
 }

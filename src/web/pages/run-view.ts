@@ -26,6 +26,8 @@ export interface RunHeaderView {
   runType: string;
   triggeredBy: string;
   note: string | null;
+  /** Why a queued run has not started (an exclusive resource and its holder). */
+  waitingFor: string | null;
   confText: string;
   queuedAt: string;
   startDate: string | null;
@@ -101,6 +103,7 @@ function runHeaderView(run: DagRunRecord): RunHeaderView {
     runType: run.runType,
     triggeredBy: run.triggeredBy,
     note: run.note,
+    waitingFor: run.waitingFor,
     confText: JSON.stringify(run.conf, null, 2),
     queuedAt: run.queuedAt.toISOString(),
     startDate: iso(run.startDate),
