@@ -4,7 +4,7 @@ import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "generator/node_modules/**", ".stand/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
+  { ignores: ["node_modules/**", "generator/node_modules/**", ".stand/**", ".stand-test/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

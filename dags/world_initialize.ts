@@ -1,9 +1,12 @@
 // world_initialize — create the world if there is none; change nothing on a ready one.
 // The seed's contract, one task per step (SPEC "DAG contracts"):
-//   1 read_position       decide: create, end green with no change (world exists), or refuse
+//   1 read_position       decide: create, end green with no change (world exists and its recorded
+//                         catalogue is on every node), or refuse (a ready position whose world is gone too)
 //   2 create_topics       hits (2 partitions), orders (1) — before the DDL
 //   3 ddl_<file>          one task per sql/ddl file, in name order, as lifecycle from node 1;
 //                         each applied file is recorded in the schema ledger
+//     record_catalogue    every column of the world's tables on every node, as built (schema status
+//                         and a later read_position compare the live servers with it)
 //   4 build_generator     the canonical generator build
 //     wait_for_hits_readers  one ClickHouse hits reader per node in a Stable group, before any hit is sent
 //   5 play_starting_days  one batch run: days 0 … WORLD_STARTING_DAYS-1
@@ -18,6 +21,7 @@ import type { TaskContext } from "../src/runner/dag.ts";
 import { NonRetryableError } from "../src/runner/errors.ts";
 import { recordAppliedDdl } from "../src/world/schema-ledger.ts";
 import { describePosition, initializeDecision } from "../src/world/position.ts";
+import { checkWorldCatalogue, recordWorldCatalogue } from "../tasks/catalogue.ts";
 import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
 import { waitForHitsReaders } from "../tasks/hits-readers.ts";
 import { createTopics } from "../tasks/topics.ts";
@@ -41,6 +45,14 @@ async function decide(ctx: TaskContext<unknown>) {
   const decision = initializeDecision(reading, WORLD_STARTING_DAYS);
   if (decision.action === "refuse") throw new NonRetryableError(decision.message);
   if (decision.action === "exists") {
+    // the position is the world's only state: look at the servers before saying the world is there
+    const gone = await checkWorldCatalogue(taskIo(ctx));
+    if (gone !== undefined) {
+      throw new NonRetryableError(
+        `${describePosition(reading)}, but the world it describes is gone: ${gone}. ` +
+          "make up does not build over a half-gone world; run make rebuild-storage",
+      );
+    }
     ctx.log.info(`world exists at position ${decision.position}; nothing to do`);
     return { shortCircuit: true } as const;
   }
@@ -84,7 +96,10 @@ for (const file of DDL_FILES) {
 }
 
 export default dag
-  .task("build_generator", { upstream: [previous], retries: 1 }, async (ctx) => {
+  .task("record_catalogue", { upstream: [previous], retries: 2, retryDelayMs: 2000 }, async (ctx) => {
+    await recordWorldCatalogue({ ...taskIo(ctx), runId: ctx.runId });
+  })
+  .task("build_generator", { upstream: ["record_catalogue"], retries: 1 }, async (ctx) => {
     const build = await buildWorldGenerator(ctx);
     ctx.log.info(`generator build ${build.hash.slice(0, 12)} (${build.mode}${build.reused ? ", reused" : ""})`);
   })

@@ -9,6 +9,7 @@ import {
   DuplicateRunError,
   TaskInstanceNotFoundError,
   TryNotFoundError,
+  UnknownTaskIdsError,
   VariableNotFoundError,
   coerceError,
   pgErrorCode,
@@ -72,6 +73,7 @@ export function problemForRunnerError(err: unknown): ProblemBody | undefined {
   if (err instanceof TryNotFoundError) return problemOf(404, err.message, { field: "try_number" });
   if (err instanceof VariableNotFoundError) return problemOf(404, err.message, { field: "variable_key" });
   if (err instanceof DuplicateRunError) return problemOf(409, err.message, { field: "dag_run_id" });
+  if (err instanceof UnknownTaskIdsError) return problemOf(400, err.message, { field: "task_ids" });
   // Airflow answers invalid params with 400; the field is the path inside the body.
   if (err instanceof ConfValidationError) {
     const field = err.field.startsWith("conf") ? err.field : `conf.${err.field}`;

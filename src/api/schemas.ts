@@ -85,6 +85,42 @@ export const triggerRunBody = z
 
 export const dagPatchBody = z.object({ is_paused: z.boolean() }).strict();
 
+/** Airflow's DAGRunPatchBody: a run marked failed or success, and/or its note. */
+export const dagRunPatchBody = z
+  .object({
+    state: z
+      .enum(["queued", "success", "failed"])
+      .optional()
+      .describe("success or failed ends the run (and its open child runs) in that state; queued is refused: clear task instances instead"),
+    note: z.string().max(10_000).nullable().optional(),
+  })
+  .strict();
+
+export const dagRunPatchQuery = z.object({
+  update_mask: z
+    .union([z.array(z.enum(["state", "note"])), z.enum(["state", "note"])])
+    .optional()
+    .describe("which fields of the body to apply (all present ones when omitted)"),
+});
+
+/** Airflow's ClearTaskInstancesBody, the subset with a meaning here (one run at a time). */
+export const clearTaskInstancesBody = z
+  .object({
+    dry_run: z.boolean().default(true).describe("Airflow's default: only list what would be cleared"),
+    dag_run_id: runIdSchema.nullable().optional().describe("required here: clears act on one run"),
+    task_ids: z.array(z.string().min(1).max(250)).nullable().optional(),
+    only_failed: z.boolean().default(true),
+    only_running: z.literal(false).default(false).describe("clearing running task instances is not supported"),
+    include_upstream: z.boolean().default(false),
+    include_downstream: z.boolean().default(false),
+    include_future: z.literal(false).default(false),
+    include_past: z.literal(false).default(false),
+    reset_dag_runs: z.boolean().default(true),
+    start_date: inputIsoDate.nullable().optional(),
+    end_date: inputIsoDate.nullable().optional(),
+  })
+  .strict();
+
 const jsonishValue = z
   .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())])
   .describe("a string is stored as is; any other JSON value is stored as its JSON text");
@@ -261,6 +297,21 @@ export const schemaStatusResponse = z.object({
       server_version: z.string().nullable(),
     }),
   ),
+  catalogue: z
+    .object({
+      recorded_by_run: z.string().nullable(),
+      nodes_checked: z.array(z.string()),
+      unreachable: z.record(z.string(), z.string()),
+      missing: z.array(
+        z.object({
+          kind: z.enum(["missing_database", "missing_table", "missing_column", "changed_type"]),
+          node: z.string(),
+          name: z.string(),
+          detail: z.string(),
+        }),
+      ),
+    })
+    .describe("the live system.columns of every node against the catalogue the world was built with; anything missing is drift"),
   platform: z.object({
     node: z.string(),
     version: z.string().nullable(),

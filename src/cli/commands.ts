@@ -147,6 +147,40 @@ export async function showLogs(ctx: CommandContext, dagId: string, runId: string
   return EXIT.OK;
 }
 
+/** `runner mark <dag> <run> failed|success`: PATCH the run's state (Airflow's body). */
+export async function markRun(ctx: CommandContext, dagId: string, runId: string, state: string): Promise<number> {
+  if (state !== "failed" && state !== "success") throw new CliError(`a run can be marked failed or success, not '${state}'`);
+  const run = await ctx.client.request<DagRunResponse>("PATCH", `api/v2/dags/${enc(dagId)}/dagRuns/${enc(runId)}`, { body: { state } });
+  return show(ctx, run, () => `${dagId}/${run.dag_run_id} is ${run.state}`);
+}
+
+export interface ClearOptions {
+  task?: string[];
+  all?: boolean;
+  downstream?: boolean;
+  upstream?: boolean;
+  dryRun?: boolean;
+}
+
+/** `runner clear <dag> <run>`: the failed tasks (or --task …, or --all) run again in the same run. */
+export async function clearTasks(ctx: CommandContext, dagId: string, runId: string, options: ClearOptions): Promise<number> {
+  const body = {
+    dag_run_id: runId,
+    dry_run: options.dryRun === true,
+    task_ids: options.task && options.task.length > 0 ? options.task : null,
+    only_failed: options.all !== true,
+    include_downstream: options.downstream !== false,
+    include_upstream: options.upstream === true,
+  };
+  const page = await ctx.client.request<{ task_instances: TaskInstanceResponse[] }>("POST", `api/v2/dags/${enc(dagId)}/clearTaskInstances`, { body });
+  const ids = page.task_instances.map((t) => t.task_id);
+  return show(ctx, page, () =>
+    ids.length === 0
+      ? `nothing to clear in ${dagId}/${runId} (no ${options.all === true ? "" : "failed "}task matches; running ones are never cleared)`
+      : `${options.dryRun === true ? "would clear" : "cleared"} ${ids.length}: ${ids.join(", ")}`,
+  );
+}
+
 export async function setPaused(ctx: CommandContext, dagId: string, paused: boolean): Promise<number> {
   const dag = await ctx.client.request<DagResponse>("PATCH", `api/v2/dags/${enc(dagId)}`, { body: { is_paused: paused } });
   return show(ctx, dag, () => `${dag.dag_id} is ${dag.is_paused ? "paused" : "unpaused"}`);

@@ -88,6 +88,19 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
         commands.showLogs(ctx, dagId, runId, taskId, options),
       ),
     );
+  program
+    .command("mark <dag_id> <run_id> <state>")
+    .description("mark a run failed or success: a running one stops (its open child runs too) and frees what it holds")
+    .action(action((ctx, dagId: string, runId: string, state: string) => commands.markRun(ctx, dagId, runId, state)));
+  program
+    .command("clear <dag_id> <run_id>")
+    .description("run a run's failed tasks (and their downstream) again in the same run")
+    .option("--task <task_id...>", "only these tasks")
+    .option("--all", "every task, not only the failed ones")
+    .option("--no-downstream", "not their downstream tasks")
+    .option("--upstream", "their upstream tasks too")
+    .option("--dry-run", "only list what would be cleared")
+    .action(action((ctx, dagId: string, runId: string, options: commands.ClearOptions) => commands.clearTasks(ctx, dagId, runId, options)));
   program.command("pause <dag_id>").description("pause a DAG").action(action((ctx, dagId: string) => commands.setPaused(ctx, dagId, true)));
   program.command("unpause <dag_id>").description("unpause a DAG").action(action((ctx, dagId: string) => commands.setPaused(ctx, dagId, false)));
   program.command("health").description("health of the metadatabase and scheduler (exit 1 if unhealthy)").action(action((ctx) => commands.showHealth(ctx)));

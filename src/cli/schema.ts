@@ -18,6 +18,10 @@ export function renderSchemaStatus(status: SchemaStatus): string {
     `built by: ${build}`,
     table(["file", "drift", "current", "built with", "applied at"], rows),
     `${s.unchanged} unchanged, ${s.changed} changed, ${s.new} new, ${s.removed} removed`,
+    `catalogue: checked on ${status.catalogue.nodes_checked.join(", ") || "no node"}` +
+      `${Object.keys(status.catalogue.unreachable).length > 0 ? `; unreachable: ${Object.keys(status.catalogue.unreachable).join(", ")}` : ""}` +
+      `; ${status.catalogue.missing.length} missing or changed` +
+      status.catalogue.missing.slice(0, 20).map((m) => `\n  ${m.detail}`).join(""),
     status.note,
   ].join("\n");
 }

@@ -129,3 +129,14 @@ export class RunnerShutdownError extends Error {
     super("the runner is shutting down; the try is handed back to be retried");
   }
 }
+
+/** A clear that names tasks the run does not have. */
+export class UnknownTaskIdsError extends RunnerError {
+  constructor(
+    readonly dagId: string,
+    readonly taskIds: readonly string[],
+  ) {
+    super(`DAG ${dagId} has no task ${taskIds.map((t) => `'${t}'`).join(", ")}`);
+    this.name = "UnknownTaskIdsError";
+  }
+}

@@ -3,6 +3,7 @@ import type pg from "pg";
 import { query, queryOne, statement } from "./db.ts";
 import { DagNotFoundError, VariableNotFoundError } from "./errors.ts";
 import { heartbeatIntervalMs } from "./leases.ts";
+import { clearTaskInstances, markRun, setRunNote } from "./operator.ts";
 import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
 import type { DagRegistry } from "./registry.ts";
 import type { RunWaiters } from "./run-waiters.ts";
@@ -84,6 +85,18 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
     async listTaskInstances(dagId, runId) {
       knownDag(dagId);
       return readTaskInstances(pool, dagId, runId);
+    },
+    async patchRun(dagId, runId, patch, meta) {
+      knownDag(dagId);
+      if (patch.state !== undefined) await markRun(pool, dagId, runId, patch.state, meta.by);
+      if (patch.note !== undefined) await setRunNote(pool, dagId, runId, patch.note);
+      return readRun(pool, dagId, runId);
+    },
+    async clearTaskInstances(dagId, request) {
+      knownDag(dagId);
+      const cleared = new Set(await clearTaskInstances(pool, registry, dagId, request));
+      const instances = await readTaskInstances(pool, dagId, request.runId);
+      return instances.filter((ti) => cleared.has(ti.taskId));
     },
     async getTaskLog(dagId, runId, taskId, tryNumber) {
       knownDag(dagId);

@@ -1,6 +1,7 @@
 // The contract between the engine and everything that talks to it (REST API, web view, CLI tests).
 // The engine implements RunnerService; src/api depends only on this interface and the errors in
 // src/runner/errors.ts, never on engine internals.
+import type { ClearRequest } from "./operator.ts";
 import type {
   DagRunRecord,
   DagSummary,
@@ -25,6 +26,12 @@ export interface RunnerService {
   getRun(dagId: string, runId: string): Promise<DagRunRecord>;
   listRuns(dagId: string, query: ListRunsQuery): Promise<Page<DagRunRecord>>;
   listTaskInstances(dagId: string, runId: string): Promise<TaskInstanceRecord[]>;
+  /** Marks a run failed or success (its open child runs too; a run holding a resource frees it)
+   * and/or sets its note. Throws DagRunNotFoundError. Returns the run as it is then. */
+  patchRun(dagId: string, runId: string, patch: { state?: "failed" | "success"; note?: string | null }, meta: { by: string }): Promise<DagRunRecord>;
+  /** Clears task instances so they run again in the same run (see operator.ts); returns the
+   * cleared (or, dry, the selected) instances. Throws DagRunNotFoundError, UnknownTaskIdsError. */
+  clearTaskInstances(dagId: string, request: ClearRequest): Promise<TaskInstanceRecord[]>;
   /** Throws TaskInstanceNotFoundError / TryNotFoundError. */
   getTaskLog(dagId: string, runId: string, taskId: string, tryNumber: number): Promise<TaskLogRecord>;
   /** Resolves when the run is terminal (woken by NOTIFY, not by polling) or when the timeout or

@@ -101,9 +101,13 @@ export async function layerCounts(): Promise<LayerCount[]> {
 }
 
 function renderDrift(schema: SchemaStatus): string {
-  if (!schema.drift) return `schema: ${schema.status === "no_build" ? "no world build recorded" : "in sync with sql/ddl/"}`;
+  const c = schema.catalogue;
+  const looked = `catalogue checked on ${c.nodes_checked.join(", ") || "no node"}` +
+    (Object.keys(c.unreachable).length > 0 ? `, NOT on ${Object.keys(c.unreachable).join(", ")} (unreachable)` : "");
+  if (!schema.drift) return `schema: ${schema.status === "no_build" ? "no world build recorded" : `in sync with sql/ddl/ (${looked})`}`;
+  if (c.missing.length > 0) return `schema: DRIFT — ${schema.note}`;
   const files = schema.files.filter((f) => f.drift !== null).map((f) => `${f.file} (${f.drift})`);
-  return `schema: DRIFT — ${files.join(", ")}; make up does not apply changed DDL (make rebuild-storage does)`;
+  return `schema: DRIFT — ${files.join(", ")}; make up does not apply changed DDL (make rebuild-storage does) (${looked})`;
 }
 
 /** The summary printed after a green world DAG. Layer counts are best effort: ClickHouse trouble is shown, not thrown. */

@@ -24,7 +24,8 @@ export interface WorldSnapshot {
   /** The newest world DAG run (dag/run/state), and how many are queued or running. */
   latestWorldRun: string | null;
   activeWorldRuns: number;
-  /** "node db.table" → rows (views, Kafka readers and Distributed tables are not read). */
+  /** "node db.table" → rows (views, Kafka readers and Distributed tables are not read; tables whose
+   * merges fold rows are counted with FINAL). */
   tables: Record<string, number>;
   /** "topic/partition" → end offset. */
   topicEnds: Record<string, string>;
@@ -56,18 +57,22 @@ async function readRunner(config: StandConfig): Promise<Pick<WorldSnapshot, "pos
 }
 
 const SKIPPED_ENGINES = ["View", "MaterializedView", "Kafka", "Distributed"];
+/** Engines whose background merges fold rows: their plain count() moves with nobody writing, so
+ * they are counted with FINAL (the rows a query sees once merged), which merges do not change. */
+const FOLDING_ENGINE = /^(Replicated)?(Replacing|Collapsing|VersionedCollapsing|Summing|Aggregating)MergeTree$/;
 
 async function readTables(config: StandConfig): Promise<Record<string, number>> {
   const tables: Record<string, number> = {};
   for (const node of config.clickhouse.nodes) {
     const ch = connectClickHouse({ node: node.name, account: "reader", config, requestTimeoutMs: 30_000 });
     try {
-      const list = await ch.query<{ database: string; name: string }>(
-        `SELECT database, name FROM system.tables WHERE database IN (${APPLICATION_DATABASES.map(quoteString).join(", ")})
+      const list = await ch.query<{ database: string; name: string; engine: string }>(
+        `SELECT database, name, engine FROM system.tables WHERE database IN (${APPLICATION_DATABASES.map(quoteString).join(", ")})
            AND engine NOT IN (${SKIPPED_ENGINES.map(quoteString).join(", ")}) ORDER BY database, name`,
       );
       for (const t of list) {
-        const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${quoteIdentifier(t.database)}.${quoteIdentifier(t.name)}`);
+        const final = FOLDING_ENGINE.test(t.engine) ? " FINAL" : "";
+        const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${quoteIdentifier(t.database)}.${quoteIdentifier(t.name)}${final}`);
         tables[`${node.name} ${t.database}.${t.name}`] = Number(rows[0]?.n ?? 0);
       }
     } finally {

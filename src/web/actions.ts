@@ -1,4 +1,5 @@
-// Page actions: trigger a run and pause/unpause a DAG, called by the page script with JSON. They
+// Page actions: trigger a run, pause/unpause a DAG, mark a run failed or success, and clear a run's
+// failed tasks, called by the page script with JSON. They
 // call RunnerService directly (the same calls the REST API makes), behind the same-origin guard
 // in security.ts; conf is validated again here by the engine against the DAG's params.
 import express from "express";
@@ -6,7 +7,7 @@ import type { Request, Response, Router } from "express";
 import { z } from "zod";
 import { assertStorableJson } from "../api/bodyChecks.ts";
 import { ApiProblem } from "../api/problem.ts";
-import { dagIdSchema } from "../api/schemas.ts";
+import { dagIdSchema, runIdSchema } from "../api/schemas.ts";
 import type { RunnerService } from "../runner/service.ts";
 import { webPaths } from "./html.ts";
 import { requireSameOriginPage } from "./security.ts";
@@ -18,6 +19,8 @@ const triggerBody = z
   .object({ conf: z.record(z.string(), z.json(), { error: "conf must be a JSON object" }) })
   .strict();
 const pauseBody = z.object({ is_paused: z.boolean({ error: "is_paused must be true or false" }) }).strict();
+const runStateBody = z.object({ state: z.enum(["failed", "success"], { error: "state must be failed or success" }) }).strict();
+const clearBody = z.object({}).strict();
 
 function parseBody<T>(schema: z.ZodType<T>, req: Request): T {
   assertStorableJson(req.body);
@@ -48,10 +51,38 @@ async function pauseFromPage(runner: RunnerService, req: Request, res: Response)
   res.json({ dag_id: dag.dagId, is_paused: dag.isPaused });
 }
 
+function runIdOf(req: Request): string {
+  const result = runIdSchema.safeParse(req.params.runId);
+  if (!result.success) throw new ApiProblem(400, `dag_run_id: ${result.error.issues[0]?.message ?? "invalid"}`, { field: "dag_run_id" });
+  return result.data;
+}
+
+async function markFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {
+  const dagId = dagIdOf(req);
+  const runId = runIdOf(req);
+  const body = parseBody(runStateBody, req);
+  const run = await runner.patchRun(dagId, runId, { state: body.state }, { by: WEB_TRIGGERED_BY });
+  res.json({ dag_id: run.dagId, dag_run_id: run.runId, state: run.state, message: `run marked ${run.state}` });
+}
+
+/** The run's failed tasks and their downstream run again in the same run. */
+async function clearFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {
+  const dagId = dagIdOf(req);
+  const runId = runIdOf(req);
+  parseBody(clearBody, req);
+  const cleared = await runner.clearTaskInstances(dagId, {
+    runId, taskIds: null, onlyFailed: true, includeDownstream: true, includeUpstream: false, dryRun: false, by: WEB_TRIGGERED_BY,
+  });
+  const ids = cleared.map((ti) => ti.taskId);
+  res.json({ dag_id: dagId, dag_run_id: runId, cleared: ids, message: ids.length === 0 ? "no failed task to clear" : `cleared ${ids.join(", ")}` });
+}
+
 export function pageActionsRouter(runner: RunnerService): Router {
   const router = express.Router();
   const guard = [requireSameOriginPage(), express.json({ limit: ACTION_BODY_LIMIT_BYTES, strict: true })];
   router.post("/ui/actions/dags/:dagId/trigger", ...guard, (req, res) => triggerFromPage(runner, req, res));
   router.post("/ui/actions/dags/:dagId/pause", ...guard, (req, res) => pauseFromPage(runner, req, res));
+  router.post("/ui/actions/dags/:dagId/runs/:runId/state", ...guard, (req, res) => markFromPage(runner, req, res));
+  router.post("/ui/actions/dags/:dagId/runs/:runId/clear", ...guard, (req, res) => clearFromPage(runner, req, res));
   return router;
 }

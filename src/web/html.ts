@@ -58,6 +58,8 @@ export const webPaths = {
   schema: () => "/ui/schema",
   pauseAction: (dagId: string) => `/ui/actions/dags/${encodeURIComponent(dagId)}/pause`,
   triggerAction: (dagId: string) => `/ui/actions/dags/${encodeURIComponent(dagId)}/trigger`,
+  runStateAction: (dagId: string, runId: string) => `/ui/actions/dags/${encodeURIComponent(dagId)}/runs/${encodeURIComponent(runId)}/state`,
+  runClearAction: (dagId: string, runId: string) => `/ui/actions/dags/${encodeURIComponent(dagId)}/runs/${encodeURIComponent(runId)}/clear`,
 };
 
 /** The JSON twin of a page URL, fetched by the page's script to refresh itself. */

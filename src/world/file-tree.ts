@@ -7,7 +7,7 @@ import path from "node:path";
 import dockerignore from "@balena/dockerignore";
 
 /** Directory names never part of a build input (dependencies, local state). */
-const ALWAYS_SKIPPED = new Set(["node_modules", ".git", ".stand", "test-output"]);
+const ALWAYS_SKIPPED = new Set(["node_modules", ".git", ".stand", ".stand-test", "test-output"]);
 
 /** Every file under `root`, relative with forward slashes, sorted; ALWAYS_SKIPPED directories are left out. */
 export async function listTreeFiles(root: string): Promise<string[]> {

@@ -6,6 +6,7 @@ import { connectClickHouse } from "../clickhouse/client.ts";
 import { detectPlatform } from "../clickhouse/platform.ts";
 import { loadStandConfig } from "../config/stand.ts";
 import { PG_ERROR, pgErrorCode } from "../runner/errors.ts";
+import { compareCatalogue, readBuiltCatalogue, readLiveCatalogue, type CatalogueDrift } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";
 
 /** The runner database has no runner.schema_ledger table: the runner never migrated it. */
@@ -48,8 +49,19 @@ export interface SchemaStatus {
   build: { dag_id: string; dag_run_id: string; applied_at: string; server_version: string } | null;
   summary: { unchanged: number; changed: number; new: number; removed: number };
   files: FileStatus[];
+  /** The live catalogue of every node against the one the world was built with. */
+  catalogue: CatalogueStatus;
   platform: PlatformProbe;
   note: string;
+}
+
+export interface CatalogueStatus {
+  /** The run that recorded the built catalogue; null for a world built before it was recorded (then only the databases are expected). */
+  recorded_by_run: string | null;
+  nodes_checked: string[];
+  /** Nodes that did not answer: nothing is claimed about them. */
+  unreachable: Record<string, string>;
+  missing: CatalogueDrift[];
 }
 
 function fileStatus(file: string, current: DdlFileChecksum | undefined, built: LedgerRow | undefined, hasBuild: boolean): FileStatus {
@@ -84,11 +96,15 @@ export function summarize(
   build: readonly LedgerRow[],
   position: string | null,
   platform: PlatformProbe,
+  catalogue: CatalogueStatus = { recorded_by_run: null, nodes_checked: [], unreachable: {}, missing: [] },
 ): SchemaStatus {
   // a file counts as unchanged only when the world was built with it
   const count = (d: FileDrift | null) => files.filter((f) => f.drift === d && (d !== null || f.built_checksum !== null)).length;
   const summary = { unchanged: count(null), changed: count("changed"), new: count("new"), removed: count("removed") };
-  const drift = summary.changed + summary.new + summary.removed > 0;
+  const fileDrift = summary.changed + summary.new + summary.removed > 0;
+  // a world with no build has no catalogue to miss
+  const catalogueDrift = build.length > 0 && catalogue.missing.length > 0;
+  const drift = fileDrift || catalogueDrift;
   const latest = build.reduce<LedgerRow | undefined>((a, b) => (!a || b.appliedAt > a.appliedAt ? b : a), undefined);
   return {
     status: build.length === 0 ? "no_build" : drift ? "drift" : "in_sync",
@@ -99,8 +115,11 @@ export function summarize(
       : null,
     summary,
     files: [...files],
+    catalogue,
     platform,
-    note: drift
+    note: catalogueDrift
+      ? `the world's catalogue is not what was built (${catalogue.missing.length} missing or changed, e.g. ${catalogue.missing[0]?.detail ?? "?"}): run make rebuild-storage`
+      : fileDrift
       ? "make up never applies changed DDL to a ready world; make rebuild-storage recreates the world from the current sql/ddl/"
       : build.length === 0
         ? "no world has been built yet: make up creates it and records every DDL file it applies"
@@ -135,13 +154,23 @@ export async function probePlatform(timeoutMs = 5000): Promise<PlatformProbe> {
 /** The whole status: sql/ddl/ now, the ledger's build (from `pool`, the runner database), the platform.
  * Throws SchemaLedgerMissingError when the ledger table does not exist. */
 export async function readSchemaStatus(pool: pg.Pool, position: string | null): Promise<SchemaStatus> {
-  const [current, platform] = await Promise.all([currentDdlFiles(), probePlatform()]);
+  const config = loadStandConfig();
+  const [current, platform, live] = await Promise.all([currentDdlFiles(), probePlatform(), readLiveCatalogue(config)]);
   let build: LedgerRow[];
+  let built;
   try {
     build = await readWorldBuild(pool);
+    built = await readBuiltCatalogue(pool);
   } catch (err) {
     if (pgErrorCode(err) === PG_ERROR.UNDEFINED_TABLE) throw new SchemaLedgerMissingError({ cause: err });
     throw err;
   }
-  return summarize(compareWithBuild(current, build), build, position, platform);
+  const nodes = config.clickhouse.nodes.map((n) => n.name);
+  const catalogue: CatalogueStatus = {
+    recorded_by_run: built.runId,
+    nodes_checked: nodes.filter((n) => live.unreachable[n] === undefined),
+    unreachable: live.unreachable,
+    missing: compareCatalogue(built.columns, live, nodes),
+  };
+  return summarize(compareWithBuild(current, build), build, position, platform, catalogue);
 }

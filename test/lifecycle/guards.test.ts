@@ -99,14 +99,14 @@ describe("world DAG guards (position table, red rows)", () => {
     }
   });
 
-  it("world_initialize declares one task per sql/ddl file, in name order, between the topics and the generator", async () => {
+  it("world_initialize declares one task per sql/ddl file, in name order, between the topics and the catalogue record", async () => {
     const files = await listDdlFiles();
     assert.deepEqual([...DDL_FILES], files);
     assert.ok(files.length > 0);
     const ids = (await dag("world_initialize")).task_ids;
     const ddlIds = files.map(ddlTaskId);
     assert.deepEqual(ids, [
-      "read_position", "create_topics", ...ddlIds, "build_generator", "wait_for_hits_readers", "play_starting_days", "wait_for_ods",
+      "read_position", "create_topics", ...ddlIds, "record_catalogue", "build_generator", "wait_for_hits_readers", "play_starting_days", "wait_for_ods",
       "send_order_snapshots", "orders_ingest", "set_position", "etl_pipeline",
     ]);
     assert.deepEqual((await dag("world_recreate")).task_ids, [

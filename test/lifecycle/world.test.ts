@@ -10,6 +10,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { connectClickHouse } from "../../src/clickhouse/client.ts";
 import { apiBaseUrl } from "../../src/config/stand.ts";
 import { layerCounts } from "../../src/stand/world-report.ts";
 import type { SchemaStatus } from "../../src/world/schema-status.ts";
@@ -131,6 +132,35 @@ describe("the world's lifecycle on the stand", () => {
     assert.equal(schema.status, "in_sync");
     assert.equal(schema.build?.dag_run_id, run.dag_run_id);
     assert.ok(schema.files.every((f) => f.built_checksum === f.current_checksum && f.task_id?.startsWith("ddl_")));
+  });
+
+  it("a ready position whose world is partly gone is drift: schema status names it, make up fails naming rebuild-storage", async () => {
+    const built = await api.request<SchemaStatus>("GET", "api/v2/system/schema");
+    assert.ok(built.catalogue.recorded_by_run, "world_initialize recorded the catalogue it built");
+    assert.deepEqual(built.catalogue.missing, []);
+    assert.deepEqual(built.catalogue.nodes_checked.sort(), ["ch1", "ch2"]);
+    // a view (no data) dropped on one node behind the DAGs' back
+    const ch2 = connectClickHouse({ node: "ch2", account: "admin" });
+    try {
+      await ch2.command("DROP TABLE ods.order_v");
+    } finally {
+      await ch2.close();
+    }
+    try {
+      const status = await api.request<SchemaStatus>("GET", "api/v2/system/schema");
+      assert.equal(status.status, "drift");
+      assert.deepEqual(status.catalogue.missing, [{ kind: "missing_table", node: "ch2", name: "ods.order_v", detail: "table ods.order_v is missing on ch2" }]);
+      const cli = await runCli(["schema", "status"]);
+      assert.equal(cli.code, 1, cli.stdout);
+      assert.match(cli.stdout, /table ods\.order_v is missing on ch2/);
+      const up = await runUpCommand(["up"]);
+      assert.notEqual(up.code, 0, up.stdout);
+      assert.match(up.stdout + up.stderr, /world it describes is gone: table ods\.order_v is missing on ch2.*make rebuild-storage/s);
+      assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS), "a refusal changes no position");
+    } finally {
+      await applyDdlFile({ ...quiet, file: "30-ods-views.sql" });
+    }
+    assert.deepEqual((await api.request<SchemaStatus>("GET", "api/v2/system/schema")).catalogue.missing, []);
   });
 
   it("lifecycle applied every DDL file without a refusal, and a statement outside its databases is refused naming the account", async () => {

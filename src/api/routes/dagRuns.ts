@@ -1,12 +1,15 @@
-// DAG runs: trigger, list, get, and wait for a run to finish.
+// DAG runs: trigger, list, get, mark failed/success (PATCH), and wait for a run to finish.
 import type { ApiContext } from "../context.ts";
 import { callerOf } from "../context.ts";
 import { defineRoute } from "../route.ts";
 import type { RouteSpec } from "../route.ts";
 import type { RunConf } from "../../runner/types.ts";
 import { TERMINAL_RUN_STATES } from "../../runner/types.ts";
+import { ApiProblem } from "../problem.ts";
 import {
   dagPathParams,
+  dagRunPatchBody,
+  dagRunPatchQuery,
   dagRunCollection,
   dagRunResponse,
   listRunsQuery,
@@ -87,6 +90,43 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
       responses: { 200: { description: "The run", schema: dagRunResponse, schemaName: "DAGRunResponse" }, 404: runNotFound },
       async handle({ params, res }) {
         res.json(serializeRun(await runner.getRun(params.dag_id, params.dag_run_id)));
+      },
+    }),
+    defineRoute({
+      method: "patch",
+      path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}",
+      operationId: "patch_dag_run",
+      summary: "Mark a run failed or success, or set its note",
+      description:
+        "Airflow's body. state failed or success ends the run now, with its open child runs (deepest first): running " +
+        "tries are stopped and their late results refused, unfinished tasks take the state, and a run holding an " +
+        "exclusive resource frees it. A terminal run may be marked too. state queued is refused (400): clear task " +
+        "instances to run tasks again. update_mask limits which body fields apply.",
+      tag: "DagRun",
+      auth: true,
+      params: runPathParams,
+      query: dagRunPatchQuery,
+      body: dagRunPatchBody,
+      bodySchemaName: "DAGRunPatchBody",
+      responses: {
+        200: { description: "The run after the change", schema: dagRunResponse, schemaName: "DAGRunResponse" },
+        400: { description: "state queued, or a malformed body" },
+        404: runNotFound,
+      },
+      async handle({ params, query, body, req, res }) {
+        const mask = query.update_mask === undefined ? undefined : new Set([query.update_mask].flat());
+        const wants = (field: "state" | "note") => body[field] !== undefined && (mask === undefined || mask.has(field));
+        if (wants("state") && body.state === "queued") {
+          throw new ApiProblem(400, "state: queued is not supported here; POST .../clearTaskInstances runs tasks again in the same run", { field: "state" });
+        }
+        const state = wants("state") && (body.state === "failed" || body.state === "success") ? body.state : undefined;
+        const run = await runner.patchRun(
+          params.dag_id,
+          params.dag_run_id,
+          { state, note: wants("note") ? (body.note ?? null) : undefined },
+          { by: callerOf(req) },
+        );
+        res.json(serializeRun(run));
       },
     }),
     defineRoute({

@@ -2,7 +2,7 @@
 // /ui/actions endpoints (same origin; the bearer token never reaches the browser, see docs/web.md)
 // and show the server's errors beside the field. Data reaches the DOM only as text.
 import { readConf } from "./conf-check.ts";
-import type { PauseAnswer, ProblemAnswer, TriggerAnswer } from "./views.ts";
+import type { PauseAnswer, ProblemAnswer, RunActionAnswer, TriggerAnswer } from "./views.ts";
 
 /** An action the server refused: its problem's detail, and the field it names when it names one. */
 class ActionError extends Error {
@@ -112,10 +112,39 @@ function wirePauseSwitch(input: HTMLInputElement, onStateChanged: () => void): v
   input.addEventListener("change", () => void toggle());
 }
 
+/** A run page's buttons: mark failed / success, clear failed tasks. The answer's message is shown beside them. */
+function wireRunAction(button: HTMLButtonElement, onStateChanged: () => void): void {
+  const action = button.dataset.action;
+  const result = button.parentElement?.querySelector(".run-action-result");
+  if (!action || !result) return;
+  let body: unknown = {};
+  try {
+    body = JSON.parse(button.dataset.body ?? "{}");
+  } catch {
+    body = {};
+  }
+  const press = async (): Promise<void> => {
+    button.disabled = true;
+    try {
+      const answer = await postAction<RunActionAnswer>(action, body);
+      result.textContent = answer.message;
+      onStateChanged();
+    } catch (err) {
+      result.textContent = messageOf(err);
+    } finally {
+      button.disabled = false;
+    }
+  };
+  button.addEventListener("click", () => void press());
+}
+
 /** Wires every trigger form and pause switch on the page; onStateChanged runs after a change. */
 export function wirePageActions(onStateChanged: () => void): void {
   for (const form of document.querySelectorAll("form.trigger-form")) {
     if (form instanceof HTMLFormElement) wireTriggerForm(form, onStateChanged);
+  }
+  for (const button of document.querySelectorAll("button.run-action")) {
+    if (button instanceof HTMLButtonElement) wireRunAction(button, onStateChanged);
   }
   for (const input of document.querySelectorAll("input.pause-switch")) {
     if (input instanceof HTMLInputElement) wirePauseSwitch(input, onStateChanged);

@@ -96,6 +96,12 @@ export interface TriggerAnswer {
   href: string;
 }
 
+/** POST /ui/actions/dags/{dag_id}/runs/{run_id}/state and …/clear. */
+export interface RunActionAnswer {
+  dag_run_id: string;
+  message: string;
+}
+
 /** POST /ui/actions/dags/{dag_id}/pause. */
 export interface PauseAnswer {
   is_paused: boolean;

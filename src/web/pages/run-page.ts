@@ -25,6 +25,12 @@ ${renderParentLink(run)}
   ${run.note === null ? "" : html`<dt>note</dt><dd>${run.note}</dd>`}
   <dt>waiting for</dt><dd data-fact="waiting" id="run-waiting-for">${run.waitingFor ?? "–"}</dd>
 </dl>
+<div class="run-actions" id="run-actions">
+  <button type="button" class="run-action" id="mark-failed" data-action="${webPaths.runStateAction(run.dagId, run.runId)}" data-body='{"state":"failed"}'>Mark failed</button>
+  <button type="button" class="run-action" id="mark-success" data-action="${webPaths.runStateAction(run.dagId, run.runId)}" data-body='{"state":"success"}'>Mark success</button>
+  <button type="button" class="run-action" id="clear-failed" data-action="${webPaths.runClearAction(run.dagId, run.runId)}" data-body='{}'>Clear failed tasks</button>
+  <span class="run-action-result" role="status"></span>
+</div>
 <details class="conf" open><summary>conf</summary><pre id="run-conf">${run.confText}</pre></details>`;
 }
 

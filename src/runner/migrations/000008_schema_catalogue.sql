@@ -1,0 +1,18 @@
+-- The world's catalogue as built: every column of every table of the world's databases on every
+-- node, recorded by world_initialize right after its DDL. Schema status and world_initialize on a
+-- ready position compare it with the live system.columns of each node: a database, table or column
+-- that is gone is drift, whatever the ledger of applied files says.
+
+create table runner.schema_catalogue (
+  id          bigint generated always as identity primary key,
+  run_id      text not null,
+  node        text not null,
+  database    text not null,
+  table_name  text not null,
+  column_name text not null,
+  column_type text not null,
+  recorded_at timestamptz not null default clock_timestamp()
+);
+
+create index schema_catalogue_by_run on runner.schema_catalogue (run_id);
+create index schema_catalogue_latest on runner.schema_catalogue (recorded_at desc, id desc);

@@ -1,0 +1,59 @@
+// Operator controls over runs (000009_operator_controls.sql): mark a run failed or success, and
+// clear task instances so they run again in the same run. Both keep every try's history; a try in
+// flight when its run is marked has its late result refused.
+import type pg from "pg";
+import { queryOne, query, statement } from "./db.ts";
+import { DagRunNotFoundError, UnknownTaskIdsError } from "./errors.ts";
+import type { DagRegistry } from "./registry.ts";
+
+const RUN_PK = statement("run_pk_of", "select id from runner.dag_runs where dag_id = $1 and run_id = $2");
+const MARK = statement("mark_run", "select runner.mark_run($1, $2, $3) as changed");
+const CLEAR = statement("clear_task_instances", "select ti_id from runner.clear_task_instances($1, $2, $3, $4, $5, $6, $7, $8) as ti_id");
+const TASK_IDS = statement("task_ids_of", "select task_id from runner.task_instances where id = any($1) order by id");
+
+export interface ClearRequest {
+  runId: string;
+  /** Null: every task of the run (subject to onlyFailed). */
+  taskIds: readonly string[] | null;
+  onlyFailed: boolean;
+  includeDownstream: boolean;
+  includeUpstream: boolean;
+  dryRun: boolean;
+  by: string;
+}
+
+async function runPk(pool: pg.Pool, dagId: string, runId: string): Promise<number> {
+  const row = await queryOne<{ id: number }>(pool, RUN_PK, [dagId, runId]);
+  if (!row) throw new DagRunNotFoundError(dagId, runId);
+  return row.id;
+}
+
+/** Marks the run (and its open child runs) failed or success; false when it already was. */
+export async function markRun(pool: pg.Pool, dagId: string, runId: string, state: "failed" | "success", by: string): Promise<boolean> {
+  const pk = await runPk(pool, dagId, runId);
+  const row = await queryOne<{ changed: boolean }>(pool, MARK, [pk, state, by]);
+  return row?.changed ?? false;
+}
+
+const SET_NOTE = statement("set_run_note", "update runner.dag_runs set note = $3 where dag_id = $1 and run_id = $2 returning id");
+
+export async function setRunNote(pool: pg.Pool, dagId: string, runId: string, note: string | null): Promise<void> {
+  const row = await queryOne<{ id: number }>(pool, SET_NOTE, [dagId, runId, note]);
+  if (!row) throw new DagRunNotFoundError(dagId, runId);
+}
+
+/** Clears what the request selects; returns the task ids cleared (or that would be, on a dry run). */
+export async function clearTaskInstances(pool: pg.Pool, registry: DagRegistry, dagId: string, request: ClearRequest): Promise<string[]> {
+  const dag = registry.get(dagId);
+  const unknown = (request.taskIds ?? []).filter((t) => !dag.tasks.has(t));
+  if (unknown.length > 0) throw new UnknownTaskIdsError(dagId, unknown);
+  const pk = await runPk(pool, dagId, request.runId);
+  // a clear grants the task its configured tries again
+  const tries = Object.fromEntries([...dag.tasks.values()].map((t) => [t.id, t.retries + 1]));
+  const rows = await query<{ ti_id: number }>(pool, CLEAR, [
+    pk, request.taskIds, request.onlyFailed, request.includeDownstream, request.includeUpstream, JSON.stringify(tries), request.by, request.dryRun,
+  ]);
+  if (rows.length === 0) return [];
+  const ids = await query<{ task_id: string }>(pool, TASK_IDS, [rows.map((r) => r.ti_id)]);
+  return ids.map((r) => r.task_id);
+}
