@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { runDmTransform } from "../tasks/etl.ts";
-import { taskIo } from "./support/world-io.ts";
+import { taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
 
 export default defineDag({
   id: "dm_transform",
@@ -14,7 +14,8 @@ export default defineDag({
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),
-  defaults: { retries: 0, executionTimeoutMs: 20 * 60_000 },
+  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
+  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 20 * 60_000 },
   fileloc: "dags/dm_transform.ts",
 })
   .task("build_dm", async (ctx) => {

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { parseOrdersBatch, pullOrdersBatch } from "../tasks/orders.ts";
-import { taskIo } from "./support/world-io.ts";
+import { RUNS_ONCE, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
 
 export default defineDag({
   id: "orders_ingest",
@@ -17,10 +17,11 @@ export default defineDag({
   isPausedUponCreation: false,
   maxActiveRuns: 1,
   params: z.object({}).strict(),
-  defaults: { retries: 0, executionTimeoutMs: 10 * 60_000 },
+  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
+  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 10 * 60_000 },
   fileloc: "dags/orders_ingest.ts",
 })
-  .task("pull_batch", async (ctx) => {
+  .task("pull_batch", { ...RUNS_ONCE }, async (ctx) => {
     await pullOrdersBatch({ ...taskIo(ctx), loadId: ctx.runId });
   })
   .task("parse_batch", { upstream: ["pull_batch"], retries: 1, retryDelayMs: 5000 }, async (ctx) => {

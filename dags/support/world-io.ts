@@ -2,6 +2,7 @@
 // WORLD_STARTING_DAYS and the position as a task reads it. Steps themselves live in each DAG file,
 // which calls tasks/ directly (no shared module of steps: world_recreate reuses by delegation).
 import type { TaskContext } from "../../src/runner/dag.ts";
+import { isTransientFault } from "../../src/world/faults.ts";
 import { readPosition, WORLD_POSITION_KEY, type PositionReading } from "../../src/world/position.ts";
 import type { TaskIo } from "../../src/world/io.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";
@@ -24,3 +25,21 @@ export async function setWorldPosition(ctx: TaskContext<unknown>, value: number)
   await ctx.variables.set(WORLD_POSITION_KEY, String(value));
   ctx.log.info(`${WORLD_POSITION_KEY} := ${value}`);
 }
+
+/**
+ * What every world DAG shares about failure: transient faults (a readonly replica, ZooKeeper, a
+ * broker or server that is down, timeouts) are retried with jittered exponential backoff; permanent
+ * ones (syntax, permission, unknown table) fail at once (src/world/faults.ts). A runner killed
+ * mid-task loses its try, and the takeover retries it. Tasks spread this into `defaults`.
+ */
+export const WORLD_FAILURE_POLICY = Object.freeze({
+  isRetryable: isTransientFault,
+  retries: { retries: 2, retryDelayMs: 2_000, maxRetryDelayMs: 30_000 },
+});
+
+/**
+ * Tasks whose repeat is not yet harmless run once: replaying a day's messages lands its invalid hits
+ * twice in ods.event_errors (a plain MergeTree) and re-reading orders after a failed insert finds the
+ * Kafka engine already committed (docs/world.md, "When something fails").
+ */
+export const RUNS_ONCE = Object.freeze({ retries: 0 });

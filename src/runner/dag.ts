@@ -76,6 +76,9 @@ export interface DagOptions<P extends z.ZodType> {
   schedule?: Schedule;
   isPausedUponCreation?: boolean;
   maxActiveRuns?: number;
+  /** Which errors are worth a retry. An error it calls permanent (false) fails the task at once,
+   * whatever retries are left; NonRetryableError is never retried either. Default: every error. */
+  isRetryable?: (err: Error) => boolean;
   /** Named resources each run holds exclusively from start to end (the world DAGs: ["world"]).
    * A run that cannot take one stays queued and says who holds it; a run started by a waiting
    * trigger runs inside its ancestors' hold. */
@@ -129,6 +132,7 @@ export class Dag {
     readonly isPausedUponCreation: boolean,
     readonly maxActiveRuns: number,
     readonly exclusive: readonly string[],
+    readonly isRetryable: (err: Error) => boolean,
     readonly params: z.ZodType,
     readonly fileloc: string,
     declared: readonly TaskDefinition[],
@@ -176,12 +180,14 @@ export class Dag {
     }
   }
 
-  /** Delay before the retry that follows a failed try: exponential, capped. */
-  retryDelayMs(taskId: string, failedTry: number): number {
+  /** Delay before the retry that follows a failed try: exponential, capped, plus up to 25% jitter
+   * (never less than the configured delay) so tasks failed by one fault do not retry in lockstep. */
+  retryDelayMs(taskId: string, failedTry: number, random: () => number = Math.random): number {
     const task = this.tasks.get(taskId);
     if (!task) return TASK_DEFAULTS.retryDelayMs;
     const exponent = Math.max(0, failedTry - 1);
-    return Math.min(task.retryDelayMs * 2 ** exponent, task.maxRetryDelayMs);
+    const base = Math.min(task.retryDelayMs * 2 ** exponent, task.maxRetryDelayMs);
+    return Math.round(base * (1 + 0.25 * random()));
   }
 
   /** The tasks a branch result skips; throws naming ids that are not downstream of the task. */
@@ -240,6 +246,7 @@ export class DagBuilder<Conf> {
       o.isPausedUponCreation ?? false,
       o.maxActiveRuns ?? 1,
       Object.freeze([...(o.exclusive ?? [])]),
+      o.isRetryable ?? (() => true),
       o.params ?? anyJsonObject,
       o.fileloc ?? `dags/${o.id}.ts`,
       this.declared,

@@ -94,10 +94,14 @@ function failureResult(dag: Dag, task: CallableTask, tracked: TrackedTry, error:
   const shutdown = error instanceof RunnerShutdownError;
   const text = error.name === "Error" ? error.message : `${error.name}: ${error.message}`;
   addLine(tracked, "error", error.stack && !shutdown ? error.stack : text);
+  const permanent = !shutdown && !(error instanceof NonRetryableError) && !dag.isRetryable(error);
+  if (permanent && tracked.claim.tryNumber < tracked.claim.maxTries) {
+    addLine(tracked, "warn", "a permanent error (the DAG's classifier): not retried, though retries are left");
+  }
   return {
     outcome: shutdown ? "lost" : "failed",
     error: text,
-    retryable: !(error instanceof NonRetryableError),
+    retryable: !(error instanceof NonRetryableError) && !permanent,
     retryDelayMs: dag.retryDelayMs(task.id, tracked.claim.tryNumber),
     skip: [],
     log: [],

@@ -105,9 +105,18 @@ const LATEST = `
     from runner.schema_catalogue c join latest_run r on r.run_id = c.run_id
    order by c.node, c.database, c.table_name, c.column_name`;
 
-export async function recordCatalogue(db: pg.Pool | pg.Client, runId: string, columns: readonly CatalogueColumn[]): Promise<void> {
+/** Records the run's catalogue; a retried try replaces what an earlier try of the same run wrote. */
+export async function recordCatalogue(db: pg.Client, runId: string, columns: readonly CatalogueColumn[]): Promise<void> {
   const rows = columns.map((c) => ({ node: c.node, database: c.database, table_name: c.table, column_name: c.column, column_type: c.type }));
-  await db.query(INSERT, [runId, JSON.stringify(rows)]);
+  await db.query("begin");
+  try {
+    await db.query("delete from runner.schema_catalogue where run_id = $1", [runId]);
+    await db.query(INSERT, [runId, JSON.stringify(rows)]);
+    await db.query("commit");
+  } catch (err) {
+    await db.query("rollback").catch(() => undefined);
+    throw err;
+  }
 }
 
 export interface BuiltCatalogue {
