@@ -134,6 +134,27 @@ describe("the world's lifecycle on the stand", () => {
     assert.ok(schema.files.every((f) => f.built_checksum === f.current_checksum && f.task_id?.startsWith("ddl_")));
   });
 
+  it("lifecycle applied every DDL file without a refusal, and a statement outside its databases is refused naming the account", async () => {
+    const run = await latestRun("world_initialize", "make_up__");
+    const ddl = [...(await taskInstances("world_initialize", run.dag_run_id)).values()].filter((t) => t.task_id.startsWith("ddl_"));
+    assert.ok(ddl.length > 0);
+    for (const ti of ddl) {
+      assert.equal(ti.state, "success", ti.task_id);
+      assert.match(await taskLog("world_initialize", run.dag_run_id, ti.task_id), /as lifecycle on ch1/);
+    }
+    const dir = await mkdtemp(path.join(os.tmpdir(), "lifecycle-refusal-"));
+    try {
+      await writeFile(path.join(dir, "00-outside.sql"), "CREATE TABLE IF NOT EXISTS default.lifecycle_probe (x UInt8) ENGINE = Memory;\n");
+      await assert.rejects(applyDdlFile({ ...quiet, file: "00-outside.sql", dir }), (err: Error) => {
+        assert.match(err.message, /00-outside\.sql: statement 1/);
+        assert.match(err.message, /Access denied to database default for user lifecycle/);
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a ready position whose world is partly gone is drift: schema status names it, make up fails naming rebuild-storage", async () => {
     const built = await api.request<SchemaStatus>("GET", "api/v2/system/schema");
     assert.ok(built.catalogue.recorded_by_run, "world_initialize recorded the catalogue it built");
@@ -161,27 +182,6 @@ describe("the world's lifecycle on the stand", () => {
       await applyDdlFile({ ...quiet, file: "30-ods-views.sql" });
     }
     assert.deepEqual((await api.request<SchemaStatus>("GET", "api/v2/system/schema")).catalogue.missing, []);
-  });
-
-  it("lifecycle applied every DDL file without a refusal, and a statement outside its databases is refused naming the account", async () => {
-    const run = await latestRun("world_initialize", "make_up__");
-    const ddl = [...(await taskInstances("world_initialize", run.dag_run_id)).values()].filter((t) => t.task_id.startsWith("ddl_"));
-    assert.ok(ddl.length > 0);
-    for (const ti of ddl) {
-      assert.equal(ti.state, "success", ti.task_id);
-      assert.match(await taskLog("world_initialize", run.dag_run_id, ti.task_id), /as lifecycle on ch1/);
-    }
-    const dir = await mkdtemp(path.join(os.tmpdir(), "lifecycle-refusal-"));
-    try {
-      await writeFile(path.join(dir, "00-outside.sql"), "CREATE TABLE IF NOT EXISTS default.lifecycle_probe (x UInt8) ENGINE = Memory;\n");
-      await assert.rejects(applyDdlFile({ ...quiet, file: "00-outside.sql", dir }), (err: Error) => {
-        assert.match(err.message, /00-outside\.sql: statement 1/);
-        assert.match(err.message, /Access denied to database default for user lifecycle/);
-        return true;
-      });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
   });
 
   it("a repeated world_initialize is fast and changes nothing; its log says the world exists", async () => {

@@ -127,7 +127,7 @@ describe("params, backoff and branches", () => {
   });
 
   it("doubles the retry delay per failed try, up to the cap", () => {
-    assert.deepEqual([1, 2, 3, 4, 5].map((t) => dag.retryDelayMs("a", t)), [100, 200, 400, 800, 1000]);
+    assert.deepEqual([1, 2, 3, 4, 5].map((t) => dag.retryDelayMs("a", t, () => 0)), [100, 200, 400, 800, 1000]);
   });
 
   it("turns branch results into the tasks to skip, and rejects tasks that are not downstream", () => {

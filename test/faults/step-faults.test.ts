@@ -1,0 +1,186 @@
+// Faults during a world step, on the test stand (never the user's): the runner SIGKILLed mid
+// world_next_day, one ClickHouse node frozen (SIGSTOP) during a step, Kafka stopped during a step,
+// Postgres restarted under a running runner. Each asserts the run's outcome, the position, and that
+// the day landed exactly once in ODS (valid hits after dedup, invalid hits in ods.event_errors), with
+// DDS and DM built for it and unchanged by one more etl_pipeline.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { World, generateDay } from "../../generator/src/day.ts";
+import { DEFAULT_SEED } from "../../generator/src/world.ts";
+import { runnerPid } from "../../src/stand/runner-service.ts";
+import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
+import { loadPassport, type Passport } from "../../src/world/passport.ts";
+import {
+  api,
+  applicationDatabases,
+  describeRun,
+  readPositionText,
+  runDag,
+  runUpCommand,
+  scalar,
+  taskInstances,
+  triggerRun,
+  useRunnerService,
+  waitForRun,
+} from "../support/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+
+const quiet = (): undefined => undefined;
+
+interface DayExpectation {
+  date: string;
+  valid: number;
+  invalid: number;
+}
+
+/** What the generator plays for day `day` (deterministic: the same seed plays the same hits). */
+function expectedDay(day: number): DayExpectation {
+  const world = new World(DEFAULT_SEED);
+  let hits = generateDay(world, 0);
+  for (let d = 1; d <= day; d++) hits = generateDay(world, d);
+  const invalid = Object.values(hits.counts.invalid).reduce((a, b) => a + b, 0);
+  return { date: hits.date, valid: hits.counts.valid, invalid };
+}
+
+interface LayerCounts {
+  odsFinal: number;
+  odsUnique: number;
+  errors: number;
+  dds: number;
+  dm: number;
+}
+
+async function layerCounts(date: string): Promise<LayerCounts> {
+  return {
+    odsFinal: await scalar(`SELECT count() AS n FROM ods.event_dist FINAL WHERE EventDate = '${date}'`),
+    odsUnique: await scalar(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = '${date}'`),
+    errors: await scalar("SELECT count() AS n FROM ods.event_errors_dist"),
+    dds: await scalar(`SELECT count() AS n FROM dds.session_v WHERE session_date = '${date}'`),
+    dm: await scalar(`SELECT sum(sessions) AS n FROM dm.daily_traffic_v WHERE report_date = '${date}'`),
+  };
+}
+
+async function waitForTask(dagId: string, runId: string, taskId: string, states: readonly string[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ti = (await taskInstances(dagId, runId)).get(taskId);
+    if (ti && states.includes(ti.state ?? "")) return;
+    if (Date.now() > deadline) throw new Error(`${dagId}/${runId}: ${taskId} never reached ${states.join("/")} (is ${ti?.state ?? "absent"})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("faults during a world step (test stand)", () => {
+  let lock: WorldLock;
+  let stopRunnerService: (() => Promise<void>) | undefined;
+  let passport: Passport;
+
+  before(async () => {
+    lock = await takeWorldLock();
+    stopRunnerService = await useRunnerService();
+    passport = await loadPassport();
+    // the test stand's world is whatever the last test file left: rebuild it unless it is whole
+    const position = Number(await readPositionText());
+    const whole = position >= passport.WORLD_STARTING_DAYS && (await applicationDatabases()).length === 5;
+    const up = await runUpCommand([whole ? "up" : "rebuild-storage"]);
+    assert.equal(up.code, 0, up.stdout + up.stderr);
+  });
+
+  after(async () => {
+    try {
+      await standUp(standContext(quiet)); // whatever a test stopped is started again
+      await stopRunnerService?.();
+    } finally {
+      await lock.release();
+    }
+  });
+
+  /** Steps one day under `fault`, then checks the outcome, the position and the layers. */
+  async function stepUnder(name: string, fault: (runId: string) => Promise<void>): Promise<void> {
+    const position = Number(await readPositionText());
+    const expected = expectedDay(position);
+    const errorsBefore = await scalar("SELECT count() AS n FROM ods.event_errors_dist");
+    const started = Date.now();
+    const run = await triggerRun("world_next_day", { days: 1 });
+    await fault(run.dag_run_id);
+    const finished = await waitForRun("world_next_day", run.dag_run_id, 600);
+    const seconds = (Date.now() - started) / 1000;
+    const tasks = await taskInstances("world_next_day", run.dag_run_id);
+    console.log(`${name}: world_next_day ${finished.state} in ${seconds.toFixed(1)} s; tries: ${[...tasks.values()].map((t) => `${t.task_id} ${t.try_number}`).join(", ")}`);
+    assert.equal(finished.state, "success", describeRun({ run: finished, tasks, seconds }));
+    assert.equal(await readPositionText(), String(position + 1), "the position advanced by exactly one day");
+
+    const counts = await layerCounts(expected.date);
+    assert.equal(counts.odsFinal, expected.valid, `ODS holds every valid hit of ${expected.date}, once`);
+    assert.equal(counts.odsUnique, expected.valid, "no hit lost or doubled");
+    assert.equal(counts.errors - errorsBefore, expected.invalid, "each invalid hit landed in ods.event_errors once");
+    assert.ok(counts.dds > 0 && counts.dm > 0, `DDS and DM were built for ${expected.date}: ${JSON.stringify(counts)}`);
+    const again = await runDag("etl_pipeline", {}, 300);
+    assert.equal(again.run.state, "success", describeRun(again));
+    assert.deepEqual(await layerCounts(expected.date), counts, "one more etl_pipeline changes nothing");
+  }
+
+  it("the runner SIGKILLed while the step waits for ODS: the step finishes after the restart, with no user action", async () => {
+    const ctx = standContext(quiet);
+    await stepUnder("SIGKILL runner", async (runId) => {
+      await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
+      const pid = runnerPid(ctx);
+      assert.ok(pid !== undefined, "the runner service runs");
+      process.kill(pid, "SIGKILL");
+      const killedAt = Date.now();
+      await new Promise((r) => setTimeout(r, 500));
+      await useRunnerService(); // make up would do the same: start the runner again
+      console.log(`runner restarted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+    });
+  });
+
+  it("one ClickHouse node frozen (SIGSTOP) for 20 s from set_position on: success once it resumes, the day once", async () => {
+    const ctx = standContext(quiet);
+    const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
+    await stepUnder(`SIGSTOP ${node}`, async (runId) => {
+      await waitForTask("world_next_day", runId, "set_position", ["running", "success"]);
+      const pid = ctx.supervisor.runningPid(`clickhouse-${node}`);
+      assert.ok(pid !== undefined, `clickhouse-${node} runs`);
+      process.kill(pid, "SIGSTOP");
+      try {
+        await new Promise((r) => setTimeout(r, 20_000));
+      } finally {
+        process.kill(pid, "SIGCONT");
+      }
+    });
+  });
+
+  /** Stops one stand service as make stand-down would (its own stop signal), then starts it again. */
+  async function outage(service: string, seconds: number): Promise<void> {
+    const ctx = standContext(quiet);
+    const definition = serviceGroups(ctx).flat().find((s) => s.name === service);
+    assert.ok(definition, `the stand has a service ${service}`);
+    const stoppedAt = Date.now();
+    assert.notEqual(await ctx.supervisor.stop(service, definition.stopSignal, definition.stopGraceMs), "not-running");
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    await standUp(ctx);
+    console.log(`${service} was down ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s`);
+  }
+
+  it("Kafka stopped for 10 s while the step waits for ODS: success after backoff, the day once", async () => {
+    await stepUnder("Kafka stopped", async (runId) => {
+      await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
+      await outage("kafka", 10);
+    });
+  });
+
+  it("Postgres restarted under the running runner during a step: it reconnects, no run or task is lost", async () => {
+    const ctx = standContext(quiet);
+    const pidBefore = runnerPid(ctx);
+    await stepUnder("Postgres restarted", async (runId) => {
+      await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
+      await outage("postgres", 3);
+    });
+    assert.equal(runnerPid(ctx), pidBefore, "the same runner process carried on (it was not restarted)");
+  });
+
+  it("the API still answers about runs after the faults", async () => {
+    const page = await api.request<{ total_entries: number }>("GET", "api/v2/dags/world_next_day/dagRuns");
+    assert.ok(page.total_entries >= 2);
+  });
+});
