@@ -2,6 +2,9 @@
 // The seed's contract, one task per step (SPEC "DAG contracts"):
 //   1 read_position       decide: create, end green with no change (world exists and its recorded
 //                         catalogue is on every node), or refuse (a ready position whose world is gone too)
+//     clear_residue       what a creation that did not finish left (databases, groups, topics) is
+//                         cleared first, so a retried creation starts from nothing (seed: "next
+//                         make up retries from the same place with the same result")
 //   2 create_topics       hits (2 partitions), orders (1) — before the DDL
 //   3 ddl_<file>          one task per sql/ddl file, in name order, as lifecycle from node 1;
 //                         each applied file is recorded in the schema ledger
@@ -22,6 +25,7 @@ import { NonRetryableError } from "../src/runner/errors.ts";
 import { recordAppliedDdl } from "../src/world/schema-ledger.ts";
 import { describePosition, initializeDecision } from "../src/world/position.ts";
 import { checkWorldCatalogue, recordWorldCatalogue } from "../tasks/catalogue.ts";
+import { clearCreationResidue } from "../tasks/residue.ts";
 import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
 import { waitForHitsReaders } from "../tasks/hits-readers.ts";
 import { createTopics } from "../tasks/topics.ts";
@@ -88,7 +92,10 @@ const dag = defineDag({
   fileloc: "dags/world_initialize.ts",
 })
   .task("read_position", { executionTimeoutMs: MINUTE }, decide)
-  .task("create_topics", { upstream: ["read_position"], retries: 2, retryDelayMs: 2000 }, (ctx) => createTopics(taskIo(ctx)));
+  .task("clear_residue", { upstream: ["read_position"] }, async (ctx) => {
+    await clearCreationResidue(taskIo(ctx));
+  })
+  .task("create_topics", { upstream: ["clear_residue"], retries: 2, retryDelayMs: 2000 }, (ctx) => createTopics(taskIo(ctx)));
 
 let previous = "create_topics";
 for (const file of DDL_FILES) {

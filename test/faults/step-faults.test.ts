@@ -10,10 +10,14 @@ import { DEFAULT_SEED } from "../../generator/src/world.ts";
 import { runnerPid } from "../../src/stand/runner-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";
+import type { DagRunResponse } from "../../src/api/schemas.ts";
+import { expectCanonicalOds } from "../lifecycle/world-checks.ts";
 import {
   api,
   applicationDatabases,
   describeRun,
+  latestRun,
+  taskLog,
   readPositionText,
   runDag,
   runUpCommand,
@@ -177,6 +181,58 @@ describe("faults during a world step (test stand)", () => {
       await outage("postgres", 3);
     });
     assert.equal(runnerPid(ctx), pidBefore, "the same runner process carried on (it was not restarted)");
+  });
+
+  it("world_next_day and world_live_day triggered together: the second waits for the world, each plays its own day", async () => {
+    const position = Number(await readPositionText());
+    const dayOne = expectedDay(position);
+    const dayTwo = expectedDay(position + 1);
+    const days = [dayOne, dayTwo];
+    const errorsBefore = await scalar("SELECT count() AS n FROM ods.event_errors_dist");
+    const [next, live] = await Promise.all([triggerRun("world_next_day", { days: 1 }), triggerRun("world_live_day", { speed: 200_000 })]);
+    const waiting = await api.request<DagRunResponse>("GET", `api/v2/dags/world_live_day/dagRuns/${live.dag_run_id}`);
+    const holder = await api.request<DagRunResponse>("GET", `api/v2/dags/world_next_day/dagRuns/${next.dag_run_id}`);
+    // one of them holds the world; the other says so while it waits
+    const [first, second] = waiting.waiting_for === null ? [waiting, holder] : [holder, waiting];
+    assert.equal(second.state, "queued");
+    assert.equal(second.waiting_for, `world held by ${first.dag_id}/${first.dag_run_id}`);
+    for (const run of [next, live]) {
+      const done = await waitForRun(run.dag_id, run.dag_run_id, 600);
+      assert.equal(done.state, "success", `${run.dag_id}/${run.dag_run_id}`);
+    }
+    assert.equal(await readPositionText(), String(position + 2), "two runs, two days");
+    for (const day of days) {
+      const counts = await layerCounts(day.date);
+      assert.equal(counts.odsFinal, day.valid, `${day.date} played once`);
+      assert.equal(counts.odsUnique, day.valid);
+    }
+    assert.equal((await scalar("SELECT count() AS n FROM ods.event_errors_dist")) - errorsBefore, dayOne.invalid + dayTwo.invalid);
+  });
+
+  it("a creation stopped after play_starting_days leaves position 0; the next make up clears the residue and builds the passport's world", async () => {
+    const rebuild = await triggerRun("world_recreate");
+    const child = await (async () => {
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const id = (await taskInstances("world_recreate", rebuild.dag_run_id)).get("world_initialize")?.child_dag_run_id;
+        if (id) return id;
+        if (Date.now() > deadline) throw new Error("world_recreate never started world_initialize");
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    await waitForTask("world_initialize", child, "play_starting_days", ["success"]);
+    const marked = await api.request<DagRunResponse>("PATCH", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`, { body: { state: "failed" } });
+    assert.equal(marked.state, "failed");
+    assert.equal((await api.request<DagRunResponse>("GET", `api/v2/dags/world_initialize/dagRuns/${child}`)).state, "failed", "the child ended with it");
+    assert.equal(await readPositionText(), "0");
+    assert.equal((await applicationDatabases()).length, 5, "the stopped creation left its databases");
+
+    const up = await runUpCommand(["up"]);
+    assert.equal(up.code, 0, up.stdout + up.stderr);
+    assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS));
+    await expectCanonicalOds(passport);
+    const run = await latestRun("world_initialize", "make_up__");
+    assert.match(await taskLog("world_initialize", run.dag_run_id, "clear_residue"), /residue of a creation that did not finish.*database ods/);
   });
 
   it("the API still answers about runs after the faults", async () => {

@@ -106,7 +106,7 @@ describe("world DAG guards (position table, red rows)", () => {
     const ids = (await dag("world_initialize")).task_ids;
     const ddlIds = files.map(ddlTaskId);
     assert.deepEqual(ids, [
-      "read_position", "create_topics", ...ddlIds, "record_catalogue", "build_generator", "wait_for_hits_readers", "play_starting_days", "wait_for_ods",
+      "read_position", "clear_residue", "create_topics", ...ddlIds, "record_catalogue", "build_generator", "wait_for_hits_readers", "play_starting_days", "wait_for_ods",
       "send_order_snapshots", "orders_ingest", "set_position", "etl_pipeline",
     ]);
     assert.deepEqual((await dag("world_recreate")).task_ids, [
