@@ -119,7 +119,7 @@ export class TaskTimeoutError extends Error {
 export class LeaseLostError extends Error {
   override name = "LeaseLostError";
   constructor() {
-    super("the try's lease was lost: another worker has taken the task over");
+    super("the try no longer holds the task: another worker took it over, or an operator marked its run or cleared it");
   }
 }
 

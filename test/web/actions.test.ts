@@ -79,6 +79,27 @@ void describe("web view actions and live refresh in Chromium", () => {
     assert.deepEqual(run.body.conf, { days: 2, napMs: 2500 });
   });
 
+  void it("the run page's buttons mark a running run failed, then clear its failed tasks so it runs again to green", async () => {
+    const run = await stand.runner.triggerRun("web_ok", { conf: { napMs: 8000, label: "stopped" }, triggeredBy: "test" });
+    await page.goto(`${stand.baseUrl}/ui/dags/web_ok/runs/${encodeURIComponent(run.runId)}`);
+    await markDocument(page);
+    await page.locator("#run-state .badge.state-running").waitFor({ timeout: 10_000 });
+    await page.locator("#mark-failed").click();
+    await page.locator(".run-action-result", { hasText: "run marked failed" }).waitFor({ timeout: 5000 });
+    await page.locator("#run-state .badge.state-failed").waitFor({ timeout: 10_000 });
+    await page.locator('#tasks tr[data-task="extract"] .badge.state-failed').waitFor({ timeout: 5000 });
+    await stand.screenshot(page, "run-marked-failed");
+    assert.equal((await stand.runner.getRun("web_ok", run.runId)).state, "failed");
+
+    await page.locator("#clear-failed").click();
+    await page.locator(".run-action-result", { hasText: "cleared extract, load" }).waitFor({ timeout: 5000 });
+    await page.locator("#run-state .badge.state-success").waitFor({ timeout: 30_000 });
+    assert.ok(await documentWasKept(page), "the page was reloaded");
+    const tis = await stand.runner.listTaskInstances("web_ok", run.runId);
+    assert.equal(tis.find((t) => t.taskId === "extract")?.tryNumber, 2, "the cleared task ran as try 2");
+    await stand.screenshot(page, "run-cleared-green");
+  });
+
   void it("an open run page follows its run to the end: state, task rows and log", async () => {
     const run = await stand.runner.triggerRun("web_ok", { conf: { napMs: 2000, label: "followed" }, triggeredBy: "test" });
     await page.goto(`${stand.baseUrl}/ui/dags/web_ok/runs/${encodeURIComponent(run.runId)}?task=extract`);
