@@ -3,11 +3,11 @@
 // such a world never finished (or its position was deleted by hand), so it is cleared first, in
 // world_recreate's order (databases, so the Kafka readers go; groups; topics), and the creation that
 // follows starts from nothing: the same input, the same world.
-import { connectClickHouse } from "../src/clickhouse/client.ts";
-import { quoteString } from "../src/clickhouse/sql.ts";
 import { loadStandConfig } from "../src/config/stand.ts";
-import { APPLICATION_DATABASES, WORLD_CONSUMER_GROUPS, WORLD_TOPICS } from "../src/world/constants.ts";
+import { readLiveCatalogue } from "../src/world/catalogue.ts";
+import { WORLD_CONSUMER_GROUPS, WORLD_TOPICS } from "../src/world/constants.ts";
 import type { TaskIo } from "../src/world/io.ts";
+import { unreachableError } from "./catalogue.ts";
 import { deleteConsumerGroups } from "./consumer-groups.ts";
 import { dropApplicationDatabases } from "./databases.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
@@ -19,18 +19,14 @@ export interface Residue {
   groups: string[];
 }
 
+/** What of a world exists: databases on any node (every node is read; one that does not answer is an
+ * error, since its residue would stay), the world's topics and its consumer groups. */
 export async function findResidue(): Promise<Residue> {
   const config = loadStandConfig();
-  const ch = connectClickHouse({ account: "lifecycle", config, requestTimeoutMs: 30_000 });
-  let databases: string[];
-  try {
-    const rows = await ch.query<{ name: string }>(
-      `SELECT name FROM system.databases WHERE name IN (${APPLICATION_DATABASES.map(quoteString).join(", ")}) ORDER BY name`,
-    );
-    databases = rows.map((r) => r.name);
-  } finally {
-    await ch.close();
-  }
+  const live = await readLiveCatalogue(config);
+  const unreachable = unreachableError("clear_residue", live.unreachable);
+  if (unreachable) throw unreachable;
+  const databases = [...new Set(Object.values(live.databases).flat())].sort();
   const names = WORLD_TOPICS.map((t) => t.name);
   const { topics, groups } = await withKafkaAdmin({ config }, "world-residue", async (admin) => ({
     topics: (await admin.listTopics()).filter((t) => names.includes(t)).sort(),

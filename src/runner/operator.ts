@@ -8,8 +8,11 @@ import type { DagRegistry } from "./registry.ts";
 
 const RUN_PK = statement("run_pk_of", "select id from runner.dag_runs where dag_id = $1 and run_id = $2");
 const MARK = statement("mark_run", "select runner.mark_run($1, $2, $3) as changed");
-const CLEAR = statement("clear_task_instances", "select ti_id from runner.clear_task_instances($1, $2, $3, $4, $5, $6, $7, $8) as ti_id");
-const TASK_IDS = statement("task_ids_of", "select task_id from runner.task_instances where id = any($1) order by id");
+const CLEAR = statement(
+  "clear_task_instances",
+  `select ti.task_id from runner.clear_task_instances($1, $2, $3, $4, $5, $6, $7, $8) as c(ti_id)
+     join runner.task_instances ti on ti.id = c.ti_id order by ti.id`,
+);
 
 export interface ClearRequest {
   runId: string;
@@ -50,10 +53,8 @@ export async function clearTaskInstances(pool: pg.Pool, registry: DagRegistry, d
   const pk = await runPk(pool, dagId, request.runId);
   // a clear grants the task its configured tries again
   const tries = Object.fromEntries([...dag.tasks.values()].map((t) => [t.id, t.retries + 1]));
-  const rows = await query<{ ti_id: number }>(pool, CLEAR, [
+  const rows = await query<{ task_id: string }>(pool, CLEAR, [
     pk, request.taskIds, request.onlyFailed, request.includeDownstream, request.includeUpstream, JSON.stringify(tries), request.by, request.dryRun,
   ]);
-  if (rows.length === 0) return [];
-  const ids = await query<{ task_id: string }>(pool, TASK_IDS, [rows.map((r) => r.ti_id)]);
-  return ids.map((r) => r.task_id);
+  return rows.map((r) => r.task_id);
 }

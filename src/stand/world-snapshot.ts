@@ -1,6 +1,6 @@
 // The user's world, read without changing it: world_position, rows of every table of the world's
 // databases on every node, Kafka end offsets and committed group offsets, and the latest world DAG
-// run. scripts/run-tests.sh saves one before `make test` and compares after, so "tests never touch
+// run. scripts/test-stand.sh saves one before `make test` / `make bench` and compares after, so "tests never touch
 // the user's world" is checked on every run, not promised (docs/stand.md, "Tests apart").
 //
 //   node --import tsx src/stand/world-snapshot.ts save  --config stand.yaml --out FILE

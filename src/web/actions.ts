@@ -31,10 +31,15 @@ function parseBody<T>(schema: z.ZodType<T>, req: Request): T {
   throw new ApiProblem(422, `${field}: ${issue?.message ?? "invalid body"}`, { field });
 }
 
-function dagIdOf(req: Request): string {
-  const result = dagIdSchema.safeParse(req.params.dagId);
-  if (!result.success) throw new ApiProblem(400, `dag_id: ${result.error.issues[0]?.message ?? "invalid"}`, { field: "dag_id" });
+/** A path parameter checked with its API schema; a bad one is 400 naming the API's field. */
+function pathParam(schema: z.ZodType<string>, value: unknown, field: string): string {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ApiProblem(400, `${field}: ${result.error.issues[0]?.message ?? "invalid"}`, { field });
   return result.data;
+}
+
+function dagIdOf(req: Request): string {
+  return pathParam(dagIdSchema, req.params.dagId, "dag_id");
 }
 
 async function triggerFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {
@@ -52,9 +57,7 @@ async function pauseFromPage(runner: RunnerService, req: Request, res: Response)
 }
 
 function runIdOf(req: Request): string {
-  const result = runIdSchema.safeParse(req.params.runId);
-  if (!result.success) throw new ApiProblem(400, `dag_run_id: ${result.error.issues[0]?.message ?? "invalid"}`, { field: "dag_run_id" });
-  return result.data;
+  return pathParam(runIdSchema, req.params.runId, "dag_run_id");
 }
 
 async function markFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {

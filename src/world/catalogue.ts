@@ -132,6 +132,27 @@ export async function readBuiltCatalogue(db: pg.Pool | pg.Client): Promise<Built
   };
 }
 
+export interface CatalogueCheck {
+  /** The run that recorded the built catalogue; null for a world built before it was recorded. */
+  recordedByRun: string | null;
+  nodesChecked: string[];
+  /** Nodes that did not answer: nothing is claimed about them. */
+  unreachable: Record<string, string>;
+  missing: CatalogueDrift[];
+}
+
+/** The built catalogue (from `db`, the runner database) against the live one of every node. */
+export async function checkCatalogue(db: pg.Pool | pg.Client, config: StandConfig = loadStandConfig()): Promise<CatalogueCheck> {
+  const [built, live] = await Promise.all([readBuiltCatalogue(db), readLiveCatalogue(config)]);
+  const nodes = config.clickhouse.nodes.map((n) => n.name);
+  return {
+    recordedByRun: built.runId,
+    nodesChecked: nodes.filter((n) => live.unreachable[n] === undefined),
+    unreachable: live.unreachable,
+    missing: compareCatalogue(built.columns, live, nodes),
+  };
+}
+
 /** One line for a log or an error: how many items are gone, and the first few. */
 export function describeCatalogueDrift(drift: readonly CatalogueDrift[], shown = 5): string {
   const head = drift.slice(0, shown).map((d) => d.detail).join("; ");

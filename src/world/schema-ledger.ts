@@ -71,15 +71,25 @@ export function runnerDatabaseUrl(): string {
   return postgresUrl(config.postgres.runner_database, config);
 }
 
-/** Records one applied file; a short-lived connection, since a DDL task runs rarely. */
-export async function recordAppliedDdl(entry: LedgerEntry, pgUrl: string = runnerDatabaseUrl()): Promise<void> {
-  const client = new pg.Client({ connectionString: pgUrl, application_name: "schema-ledger" });
+/** One short-lived connection to the runner database (the ledger and the catalogue live there),
+ * for work that runs rarely: a DDL task, a catalogue record, a check. */
+export async function withRunnerDb<T>(work: (client: pg.Client) => Promise<T>, applicationName = "schema-ledger", pgUrl: string = runnerDatabaseUrl()): Promise<T> {
+  const client = new pg.Client({ connectionString: pgUrl, application_name: applicationName });
   await client.connect();
   try {
-    await client.query(INSERT, [entry.file, entry.checksum, entry.statements, entry.dagId, entry.runId, entry.taskId, entry.serverVersion]);
+    return await work(client);
   } finally {
     await client.end();
   }
+}
+
+/** Records one applied file. */
+export async function recordAppliedDdl(entry: LedgerEntry, pgUrl: string = runnerDatabaseUrl()): Promise<void> {
+  await withRunnerDb(
+    (client) => client.query(INSERT, [entry.file, entry.checksum, entry.statements, entry.dagId, entry.runId, entry.taskId, entry.serverVersion]),
+    "schema-ledger",
+    pgUrl,
+  );
 }
 
 /** The world's build: per file, what the latest DDL-applying run recorded. Empty before any world. */

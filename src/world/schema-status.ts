@@ -6,7 +6,7 @@ import { connectClickHouse } from "../clickhouse/client.ts";
 import { detectPlatform } from "../clickhouse/platform.ts";
 import { loadStandConfig } from "../config/stand.ts";
 import { PG_ERROR, pgErrorCode } from "../runner/errors.ts";
-import { compareCatalogue, readBuiltCatalogue, readLiveCatalogue, type CatalogueDrift } from "./catalogue.ts";
+import { checkCatalogue, type CatalogueDrift } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";
 
 /** The runner database has no runner.schema_ledger table: the runner never migrated it. */
@@ -155,22 +155,20 @@ export async function probePlatform(timeoutMs = 5000): Promise<PlatformProbe> {
  * Throws SchemaLedgerMissingError when the ledger table does not exist. */
 export async function readSchemaStatus(pool: pg.Pool, position: string | null): Promise<SchemaStatus> {
   const config = loadStandConfig();
-  const [current, platform, live] = await Promise.all([currentDdlFiles(), probePlatform(), readLiveCatalogue(config)]);
+  const [current, platform] = await Promise.all([currentDdlFiles(), probePlatform()]);
   let build: LedgerRow[];
-  let built;
+  let check;
   try {
-    build = await readWorldBuild(pool);
-    built = await readBuiltCatalogue(pool);
+    [build, check] = await Promise.all([readWorldBuild(pool), checkCatalogue(pool, config)]);
   } catch (err) {
     if (pgErrorCode(err) === PG_ERROR.UNDEFINED_TABLE) throw new SchemaLedgerMissingError({ cause: err });
     throw err;
   }
-  const nodes = config.clickhouse.nodes.map((n) => n.name);
   const catalogue: CatalogueStatus = {
-    recorded_by_run: built.runId,
-    nodes_checked: nodes.filter((n) => live.unreachable[n] === undefined),
-    unreachable: live.unreachable,
-    missing: compareCatalogue(built.columns, live, nodes),
+    recorded_by_run: check.recordedByRun,
+    nodes_checked: check.nodesChecked,
+    unreachable: check.unreachable,
+    missing: check.missing,
   };
   return summarize(compareWithBuild(current, build), build, position, platform, catalogue);
 }

@@ -7,11 +7,11 @@ import path from "node:path";
 import type { DagRunResponse, LogResponse, TaskInstanceResponse, VariableChangeResponse } from "../../src/api/schemas.ts";
 import { ApiResponseError, RunnerApiClient } from "../../src/cli/client.ts";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
-import pg from "pg";
+import type pg from "pg";
 import { apiBaseUrl, loadStandConfig, repoRoot } from "../../src/config/stand.ts";
 import { ensureRunner, runnerPid, stopRunner } from "../../src/stand/runner-service.ts";
 import { standContext } from "../../src/stand/stand.ts";
-import { runnerDatabaseUrl } from "../../src/world/schema-ledger.ts";
+import { withRunnerDb as withLedgerDb } from "../../src/world/schema-ledger.ts";
 import { WORLD_POSITION_KEY } from "../../src/world/position.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
 import { dropApplicationDatabases } from "../../tasks/databases.ts";
@@ -230,14 +230,8 @@ export async function latestRun(dagId: string, prefix: string): Promise<DagRunRe
 
 // ---- the schema ledger, read and (for the drift check) written directly --------------------------
 
-export async function withRunnerDb<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: runnerDatabaseUrl() });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
+export function withRunnerDb<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withLedgerDb(work, "test-rest-world");
 }
 
 export async function ledgerRowCount(): Promise<number> {

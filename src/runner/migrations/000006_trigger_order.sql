@@ -1,9 +1,9 @@
--- One trigger order: the insert sequence of runner.dag_runs.id, per DAG.
--- create_run now takes the DAG's queue lock (the one start_queued_runs takes) before it inserts, so
--- ids of one DAG are allocated in the order their transactions commit. Before this, two triggers in
--- the same millisecond could insert ids 5 and 6, commit 6 first and start it while 5 was invisible:
--- the scheduler (order by id), the listing (order by id) and queued_at then disagreed. Under the lock
--- queued_at (clock_timestamp() at insert) also follows id within a DAG.
+-- One trigger order: the insert sequence of runner.dag_runs.id.
+-- create_run now takes the scheduler lock (7301, 0) before it inserts, so ids are allocated in the
+-- order their transactions commit. Before this, two triggers in the same millisecond could insert
+-- ids 5 and 6, commit 6 first and start it while 5 was invisible: the scheduler (order by id), the
+-- listing (order by id) and queued_at then disagreed. Under the lock queued_at (clock_timestamp()
+-- at insert) also follows id. 000007 makes every start decision and run end take the same lock.
 
 create or replace function runner.create_run(
   p_dag_id text, p_run_id text, p_run_type text, p_triggered_by text, p_conf jsonb,
@@ -15,7 +15,7 @@ declare
   v_parent_run text;
   v_parent_task text;
 begin
-  perform pg_advisory_xact_lock(7301, hashtext(p_dag_id));
+  perform pg_advisory_xact_lock(7301, 0);
   if p_parent_ti_id is not null then
     select r.dag_id, r.run_id, ti.task_id into v_parent_dag, v_parent_run, v_parent_task
       from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk

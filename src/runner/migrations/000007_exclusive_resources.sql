@@ -5,9 +5,9 @@
 -- chain never waits for itself. A run's holds go when it ends, and the runs waiting for them start
 -- in trigger order.
 --
--- Locking: every start decision, run creation and run end takes one scheduler lock (7301, 0), so
--- holds are read and taken atomically across DAGs; it replaces the per-DAG lock of 000006 (which
--- it subsumes), and is always the first advisory lock a transaction takes here.
+-- Locking: every start decision, run creation (000006) and run end takes one scheduler lock
+-- (7301, 0), so holds are read and taken atomically across DAGs; it replaces the per-DAG lock of
+-- 000002, and is taken after a run's own lock, never before one.
 
 alter table runner.dags add column exclusive text[] not null default '{}';
 alter table runner.dag_runs add column waiting_for text;
@@ -117,43 +117,4 @@ begin
     end loop;
   end if;
   return true;
-end $$;
-
-create or replace function runner.create_run(
-  p_dag_id text, p_run_id text, p_run_type text, p_triggered_by text, p_conf jsonb,
-  p_logical_date timestamptz, p_note text, p_tasks jsonb, p_parent_ti_id bigint)
-returns bigint language plpgsql set plan_cache_mode = force_generic_plan as $$
-declare
-  v_run_pk bigint;
-  v_parent_dag text;
-  v_parent_run text;
-  v_parent_task text;
-begin
-  -- ids are allocated under the scheduler lock, so they follow commit order (000006)
-  perform pg_advisory_xact_lock(7301, 0);
-  if p_parent_ti_id is not null then
-    select r.dag_id, r.run_id, ti.task_id into v_parent_dag, v_parent_run, v_parent_task
-      from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
-     where ti.id = p_parent_ti_id;
-  end if;
-  insert into runner.dag_runs (dag_id, run_id, state, run_type, triggered_by, conf, logical_date, note,
-                               manifest, parent_dag_id, parent_run_id, parent_task_id, parent_ti_id)
-  values (p_dag_id, p_run_id, 'queued', p_run_type, p_triggered_by, p_conf, p_logical_date, p_note,
-          array(select t ->> 'task_id' from jsonb_array_elements(p_tasks) as t),
-          v_parent_dag, v_parent_run, v_parent_task, p_parent_ti_id)
-  returning id into v_run_pk;
-
-  insert into runner.task_instances (run_pk, task_id, upstream, downstream, pending_upstream, state, max_tries)
-  select v_run_pk, t ->> 'task_id',
-         array(select jsonb_array_elements_text(t -> 'upstream')),
-         array(select jsonb_array_elements_text(t -> 'downstream')),
-         jsonb_array_length(t -> 'upstream'), 'scheduled', (t ->> 'max_tries')::integer
-    from jsonb_array_elements(p_tasks) as t;
-  update runner.task_instances ti
-     set downstream_ids = array(select d.id from runner.task_instances d
-                                 where d.run_pk = v_run_pk and d.task_id = any(ti.downstream) order by d.id)
-   where ti.run_pk = v_run_pk and cardinality(ti.downstream) > 0;
-
-  perform runner.start_queued_runs(p_dag_id);
-  return v_run_pk;
 end $$;
