@@ -31,7 +31,7 @@ import { waitForHitsReaders } from "../tasks/hits-readers.ts";
 import { createTopics } from "../tasks/topics.ts";
 import { waitForOds } from "../tasks/wait-for-ods.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { passport, readWorldPosition, RUNS_ONCE, setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { passport, readWorldPosition, setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
 
 export const DAG_ID = "world_initialize";
 
@@ -113,18 +113,18 @@ export default dag
   })
   // both readers in their group before the first message: one joining late would make the other read twice
   .task("wait_for_hits_readers", { upstream: ["build_generator"] }, (ctx) => waitForHitsReaders({ ...taskIo(ctx), timeoutMs: 2 * MINUTE }))
-  .task("play_starting_days", { upstream: ["wait_for_hits_readers"], ...RUNS_ONCE }, async (ctx) => {
+  .task("play_starting_days", { upstream: ["wait_for_hits_readers"] }, async (ctx) => {
     const { WORLD_STARTING_DAYS } = await passport();
     await runWorldGenerator(ctx, ["batch", "--day", "0", "--days", String(WORLD_STARTING_DAYS)]);
   })
   .task("wait_for_ods", { upstream: ["play_starting_days"] }, async (ctx) => {
     await waitForOds({ ...taskIo(ctx), passport: await passport(), timeoutMs: 8 * MINUTE });
   })
-  .task("send_order_snapshots", { upstream: ["wait_for_ods"], ...RUNS_ONCE }, async (ctx) => {
+  .task("send_order_snapshots", { upstream: ["wait_for_ods"] }, async (ctx) => {
     const { snapshots } = await passport();
     await runWorldGenerator(ctx, ["snapshot", "--day", "0", "--days", String(snapshots.length)]);
   })
-  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshots"], triggerDagId: "orders_ingest", ...RUNS_ONCE })
+  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshots"], triggerDagId: "orders_ingest" })
   .task("set_position", { upstream: ["orders_ingest"], executionTimeoutMs: MINUTE }, async (ctx) => {
     await setWorldPosition(ctx, (await passport()).WORLD_STARTING_DAYS);
   })

@@ -13,7 +13,7 @@ import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { RUNS_ONCE, setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -40,7 +40,7 @@ export default defineDag({
     await buildWorldGenerator(ctx);
   })
   // a model day takes 24 h / speed: 24 minutes at the default 60, so the timeout is an hour
-  .task("play_live_day", { upstream: ["build_generator"], executionTimeoutMs: 60 * MINUTE, ...RUNS_ONCE }, async (ctx) => {
+  .task("play_live_day", { upstream: ["build_generator"], executionTimeoutMs: 60 * MINUTE }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["live", "--day", String(position), "--speed", String(ctx.conf.speed)]);
   })
@@ -48,11 +48,11 @@ export default defineDag({
     const { position, startDate } = await pinnedPosition(ctx);
     await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, 1), 12 * MINUTE);
   })
-  .task("send_order_snapshot", { upstream: ["wait_for_hits"], ...RUNS_ONCE }, async (ctx) => {
+  .task("send_order_snapshot", { upstream: ["wait_for_hits"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["snapshot", "--day", String(position - 1), "--days", "1"]);
   })
-  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshot"], triggerDagId: "orders_ingest", ...RUNS_ONCE })
+  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshot"], triggerDagId: "orders_ingest" })
   .task("set_position", { upstream: ["orders_ingest"], executionTimeoutMs: MINUTE }, async (ctx) => {
     const { position } = await pinnedPosition(ctx, (pinned) => pinned + 1);
     await setWorldPosition(ctx, position + 1);

@@ -15,7 +15,7 @@ import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { RUNS_ONCE, setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -39,7 +39,7 @@ export default defineDag({
   .task("build_generator", { upstream: ["read_position"], retries: 1 }, async (ctx) => {
     await buildWorldGenerator(ctx);
   })
-  .task("play_days", { upstream: ["build_generator"], ...RUNS_ONCE }, async (ctx) => {
+  .task("play_days", { upstream: ["build_generator"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["batch", "--day", String(position), "--days", String(ctx.conf.days)]);
   })
@@ -47,11 +47,11 @@ export default defineDag({
     const { position, startDate } = await pinnedPosition(ctx);
     await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, ctx.conf.days), 12 * MINUTE);
   })
-  .task("send_order_snapshots", { upstream: ["wait_for_hits"], ...RUNS_ONCE }, async (ctx) => {
+  .task("send_order_snapshots", { upstream: ["wait_for_hits"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);
     await runWorldGenerator(ctx, ["snapshot", "--day", String(position - 1), "--days", String(ctx.conf.days)]);
   })
-  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshots"], triggerDagId: "orders_ingest", ...RUNS_ONCE })
+  .waitingTrigger("orders_ingest", { upstream: ["send_order_snapshots"], triggerDagId: "orders_ingest" })
   .task("set_position", { upstream: ["orders_ingest"], executionTimeoutMs: MINUTE }, async (ctx) => {
     const { position } = await pinnedPosition(ctx, (pinned) => pinned + ctx.conf.days);
     await setWorldPosition(ctx, position + ctx.conf.days);

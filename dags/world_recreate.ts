@@ -12,7 +12,7 @@ import { defineDag } from "../src/runner/dag.ts";
 import { dropApplicationDatabases } from "../tasks/databases.ts";
 import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
 import { deleteTopics } from "../tasks/topics.ts";
-import { RUNS_ONCE, setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -34,5 +34,5 @@ export default defineDag({
   .task("delete_consumer_groups", { upstream: ["drop_databases"] }, (ctx) => deleteConsumerGroups(taskIo(ctx)))
   .task("delete_topics", { upstream: ["delete_consumer_groups"], retries: 1, retryDelayMs: 2000 }, (ctx) => deleteTopics(taskIo(ctx)))
   .task("reset_position", { upstream: ["delete_topics"], executionTimeoutMs: MINUTE }, (ctx) => setWorldPosition(ctx, 0))
-  .waitingTrigger("world_initialize", { upstream: ["reset_position"], triggerDagId: "world_initialize", ...RUNS_ONCE })
+  .waitingTrigger("world_initialize", { upstream: ["reset_position"], triggerDagId: "world_initialize" })
   .build();

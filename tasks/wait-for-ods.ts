@@ -35,7 +35,7 @@ export async function readOdsCounts(clickhouse: StandClickHouse, dates: readonly
   const dateList = dates.map(quoteString).join(", ");
   const rows = await clickhouse.query<{ events: string; errors: string }>(
     `SELECT (SELECT count() FROM ods.event_dist WHERE EventDate IN (${dateList})) AS events,
-            (SELECT count() FROM ods.event_errors_dist) AS errors`,
+            (SELECT count() FROM ods.event_errors_dist FINAL) AS errors`,
   );
   return { eventRows: Number(rows[0]?.events ?? 0), errorRows: Number(rows[0]?.errors ?? 0) };
 }

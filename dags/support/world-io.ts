@@ -38,8 +38,12 @@ export const WORLD_FAILURE_POLICY = Object.freeze({
 });
 
 /**
- * Tasks whose repeat is not yet harmless run once: replaying a day's messages lands its invalid hits
- * twice in ods.event_errors (a plain MergeTree) and re-reading orders after a failed insert finds the
- * Kafka engine already committed (docs/world.md, "When something fails").
+ * The one world task whose repeat is not harmless: orders_ingest's pull_batch reads the orders
+ * reader (a Kafka engine table, which commits what it read), so a try that failed during its INSERT
+ * may have taken messages a retry would not find. It runs once; when it fails, clearing the step's
+ * send_order_snapshot(s) with its downstream sends the snapshots again and pulls them into the same
+ * orders_ingest run (docs/world.md, "When something fails"). Every other world task converges when
+ * run again: replayed hits collapse in ods.event and ods.event_errors, re-sent snapshots in ods.order
+ * and ods.order_errors, and a waiting trigger goes back to its failed child run.
  */
 export const RUNS_ONCE = Object.freeze({ retries: 0 });

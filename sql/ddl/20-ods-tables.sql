@@ -65,15 +65,19 @@ ENGINE = Distributed({{cluster}}, ods, event, cityHash64(ClientID));
 
 -- Hits that failed validation: the same row as stg.hits_raw (the reason in error_class, every field
 -- as the reader took it, so SELECT … FORMAT JSONEachRow gives the message back, and where it came
--- from), kept a month where the server has TTL.
+-- from), kept a month where the server has TTL. A replayed message (a step's play task run again)
+-- lands again: the sorting key is the hit's own fields (the fingerprint the checks and
+-- dm.daily_dq_errors count by), the partition and the shard are functions of them too, so its
+-- copies share a part range and collapse, the newest _load_ts kept. Read with FINAL
+-- (ods.event_errors_v) for exact counts before merges catch up.
 CREATE TABLE IF NOT EXISTS ods.event_errors ON CLUSTER {{cluster}} AS stg.hits_raw
-ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/ods/event_errors', '{replica}')
-PARTITION BY toDate(_load_ts)
-ORDER BY (error_class, _load_ts)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/ods/event_errors', '{replica}', _load_ts)
+PARTITION BY toYYYYMM(toDateOrZero(EventDate))
+ORDER BY (error_class, EventDate, WatchID, VisitID, ClientID, UTCEventTime, EventType, URL, Referer, IPAddress, ScreenWidth, ScreenHeight)
 {{platform.errors_retention}};
 
 CREATE TABLE IF NOT EXISTS ods.event_errors_dist ON CLUSTER {{cluster}} AS ods.event_errors
-ENGINE = Distributed({{cluster}}, ods, event_errors, rand());
+ENGINE = Distributed({{cluster}}, ods, event_errors, cityHash64(WatchID, VisitID, ClientID, EventDate, UTCEventTime, EventType, URL));
 
 
 -- Orders, versioned by snapshot_date: the newest snapshot that holds an order wins (ties between

@@ -6,3 +6,6 @@ SELECT * FROM ods.event_dist FINAL;
 
 CREATE VIEW IF NOT EXISTS ods.order_v ON CLUSTER {{cluster}} AS
 SELECT * FROM ods.order_dist FINAL;
+
+CREATE VIEW IF NOT EXISTS ods.event_errors_v ON CLUSTER {{cluster}} AS
+SELECT * FROM ods.event_errors_dist FINAL;

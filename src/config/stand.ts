@@ -69,6 +69,8 @@ export const standConfigSchema = z
         api_token: z.string().min(8),
         worker_concurrency: z.number().int().min(1).max(64),
         lease_seconds: z.number().int().min(2).max(60),
+        /** Honour armed fail points (runner.fail_points): the test stand's reruns tests only. */
+        fail_points: z.boolean().optional(),
       })
       .strict(),
   })

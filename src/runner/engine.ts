@@ -11,6 +11,8 @@ export interface Engine {
   registry: DagRegistry;
   workerId: string;
   leaseSeconds: number;
+  /** Armed fail points make tries fail (tests of reruns only; see 000011). */
+  failPoints: boolean;
   logger: Logger;
   metrics: RunnerMetrics;
   inflight: InflightTries;

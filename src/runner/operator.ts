@@ -4,6 +4,7 @@
 import type pg from "pg";
 import { queryOne, query, statement } from "./db.ts";
 import { DagRunNotFoundError, UnknownTaskIdsError } from "./errors.ts";
+import type { Dag } from "./dag.ts";
 import type { DagRegistry } from "./registry.ts";
 
 const RUN_PK = statement("run_pk_of", "select id from runner.dag_runs where dag_id = $1 and run_id = $2");
@@ -45,16 +46,19 @@ export async function setRunNote(pool: pg.Pool, dagId: string, runId: string, no
   if (!row) throw new DagRunNotFoundError(dagId, runId);
 }
 
+/** What a clear grants each task of the DAG: its configured tries again (retries + 1). */
+export function triesGrantedByClear(dag: Dag): Record<string, number> {
+  return Object.fromEntries([...dag.tasks.values()].map((t) => [t.id, t.retries + 1]));
+}
+
 /** Clears what the request selects; returns the task ids cleared (or that would be, on a dry run). */
 export async function clearTaskInstances(pool: pg.Pool, registry: DagRegistry, dagId: string, request: ClearRequest): Promise<string[]> {
   const dag = registry.get(dagId);
   const unknown = (request.taskIds ?? []).filter((t) => !dag.tasks.has(t));
   if (unknown.length > 0) throw new UnknownTaskIdsError(dagId, unknown);
   const pk = await runPk(pool, dagId, request.runId);
-  // a clear grants the task its configured tries again
-  const tries = Object.fromEntries([...dag.tasks.values()].map((t) => [t.id, t.retries + 1]));
   const rows = await query<{ task_id: string }>(pool, CLEAR, [
-    pk, request.taskIds, request.onlyFailed, request.includeDownstream, request.includeUpstream, JSON.stringify(tries), request.by, request.dryRun,
+    pk, request.taskIds, request.onlyFailed, request.includeDownstream, request.includeUpstream, JSON.stringify(triesGrantedByClear(dag)), request.by, request.dryRun,
   ]);
   return rows.map((r) => r.task_id);
 }

@@ -50,6 +50,8 @@ export interface RunnerOptions {
   shutdownGraceMs?: number;
   /** graphile-worker's localQueue: jobs fetched per query (default: concurrency; 1 disables). */
   localQueueSize?: number;
+  /** Honour armed fail points (runner.fail_points, 000011): for tests of reruns, never on a user's stand. */
+  failPoints?: boolean;
 }
 
 export interface Runner extends RunnerService {
@@ -95,6 +97,7 @@ function buildEngine(options: RunnerOptions, logger: Logger, registry: DagRegist
     registry,
     workerId,
     leaseSeconds: options.leaseSeconds,
+    failPoints: options.failPoints ?? false,
     logger,
     metrics: createMetrics(pool),
     inflight: new InflightTries(),

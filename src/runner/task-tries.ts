@@ -63,6 +63,10 @@ const DEFER = statement(
   "defer_to_child_run",
   "select runner.defer_to_child_run($1, $2, $3, $4, $5, $6, $7, $8) as child_run_pk",
 );
+const DEFER_TO_PREVIOUS = statement(
+  "defer_to_previous_child",
+  "select * from runner.defer_to_previous_child($1, $2, $3, $4, $5)",
+);
 const RESUME = statement("resume_deferred_task", "select * from runner.resume_deferred_task($1, $2, $3)");
 const RENEW = statement(
   "renew_leases",
@@ -182,6 +186,31 @@ export async function deferToChildRun(
     JSON.stringify(log),
   ]);
   return row?.child_run_pk ?? null;
+}
+
+export type PreviousChild =
+  | { outcome: "fenced" }
+  | { outcome: "none" }
+  | { outcome: "deferred"; childRunPk: number; childRunId: string; cleared: number };
+
+/** A waiting trigger's try goes back to the child run an earlier try started, when that run failed
+ * (its failed tasks are cleared and run again in it) or is still open; "none" when a new child run
+ * is needed (no earlier child, it succeeded, or nothing in it can be cleared). */
+export async function deferToPreviousChild(
+  db: pg.Pool,
+  claim: ClaimedTry,
+  tries: Record<string, number>,
+  by: string,
+  log: readonly LogLine[],
+): Promise<PreviousChild> {
+  const row = await queryOne<{ fenced: boolean; child_run_pk: number | null; child_run_id: string | null; cleared: number }>(
+    db,
+    DEFER_TO_PREVIOUS,
+    [claim.tiId, claim.token, JSON.stringify(tries), by, JSON.stringify(log)],
+  );
+  if (!row || row.fenced) return { outcome: "fenced" };
+  if (row.child_run_pk === null || row.child_run_id === null) return { outcome: "none" };
+  return { outcome: "deferred", childRunPk: Number(row.child_run_pk), childRunId: row.child_run_id, cleared: row.cleared };
 }
 
 export async function resumeDeferredTask(

@@ -1,6 +1,8 @@
 // The waiting trigger: a task that starts a run of another DAG and waits for it without holding
 // a worker. It creates the child run and defers in one transaction, and its graphile job ends;
-// the transaction that ends the child run enqueues `runner_resume`, handled here.
+// the transaction that ends the child run enqueues `runner_resume`, handled here. A trigger that
+// runs again (a retry, a clear) goes back to the child run an earlier try started if that run
+// failed: its failed tasks run again in it, under the same run id (000011).
 import type { JobHelpers } from "graphile-worker";
 import type { Dag, WaitingTriggerTask } from "./dag.ts";
 import type { Engine } from "./engine.ts";
@@ -8,7 +10,8 @@ import { coerceError } from "./errors.ts";
 import { type TrackedTry, addLine, takeLines } from "./inflight.ts";
 import { manifestTasks, newRunId } from "./runs.ts";
 import { buildTaskContext } from "./task-context.ts";
-import { deferToChildRun, resumeDeferredTask } from "./task-tries.ts";
+import { triesGrantedByClear } from "./operator.ts";
+import { deferToChildRun, appendLogLines, deferToPreviousChild, resumeDeferredTask } from "./task-tries.ts";
 import { finishTry } from "./try-results.ts";
 
 export async function deferWaitingTrigger(engine: Engine, task: WaitingTriggerTask, tracked: TrackedTry): Promise<void> {
@@ -25,6 +28,23 @@ export async function deferWaitingTrigger(engine: Engine, task: WaitingTriggerTa
     await finishTry(engine, tracked, { outcome: "failed", error, retryable: false, retryDelayMs: 0, skip: [], log: [] });
     return;
   }
+  if (claim.tryNumber > 1) {
+    const previous = await deferToPreviousChild(engine.pool, claim, triesGrantedByClear(child.dag), `dag:${claim.dagId}/${claim.runId}/${claim.taskId}`, []);
+    if (previous.outcome === "fenced") {
+      refused(engine, tracked);
+      return;
+    }
+    if (previous.outcome === "deferred") {
+      addLine(
+        tracked,
+        "info",
+        `run ${previous.childRunId} of DAG ${child.dag.id}, started by an earlier try, runs again: ` +
+          `${previous.cleared} task(s) cleared in it; deferred until it ends`,
+      );
+      await appendLogLines(engine.pool, takeLines(tracked));
+      return;
+    }
+  }
   const childRunId = newRunId("triggered");
   addLine(tracked, "info", `triggered run ${childRunId} of DAG ${child.dag.id}; deferred until it ends`);
   const childPk = await deferToChildRun(
@@ -39,13 +59,16 @@ export async function deferWaitingTrigger(engine: Engine, task: WaitingTriggerTa
     },
     takeLines(tracked),
   );
-  if (childPk === null) {
-    engine.metrics.refusedResults.inc();
-    engine.logger.warn(
-      { dagId: claim.dagId, runId: claim.runId, taskId: claim.taskId, try: claim.tryNumber },
-      "waiting trigger refused: the try no longer holds the task; no child run was created",
-    );
-  }
+  if (childPk === null) refused(engine, tracked);
+}
+
+function refused(engine: Engine, tracked: TrackedTry): void {
+  const claim = tracked.claim;
+  engine.metrics.refusedResults.inc();
+  engine.logger.warn(
+    { dagId: claim.dagId, runId: claim.runId, taskId: claim.taskId, try: claim.tryNumber },
+    "waiting trigger refused: the try no longer holds the task; no child run was created",
+  );
 }
 
 interface ResumePayload {

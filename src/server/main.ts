@@ -53,6 +53,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
     dags,
     concurrency: config.runner.worker_concurrency,
     leaseSeconds: config.runner.lease_seconds,
+    failPoints: config.runner.fail_points ?? false,
     logger: logger.child({ component: "engine" }),
   });
   await runner.start();

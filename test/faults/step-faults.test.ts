@@ -58,7 +58,7 @@ async function layerCounts(date: string): Promise<LayerCounts> {
   return {
     odsFinal: await scalar(`SELECT count() AS n FROM ods.event_dist FINAL WHERE EventDate = '${date}'`),
     odsUnique: await scalar(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = '${date}'`),
-    errors: await scalar("SELECT count() AS n FROM ods.event_errors_dist"),
+    errors: await scalar("SELECT count() AS n FROM ods.event_errors_dist FINAL"),
     dds: await scalar(`SELECT count() AS n FROM dds.session_v WHERE session_date = '${date}'`),
     dm: await scalar(`SELECT sum(sessions) AS n FROM dm.daily_traffic_v WHERE report_date = '${date}'`),
   };
@@ -105,7 +105,7 @@ describe("faults during a world step (test stand)", () => {
   async function stepUnder(name: string, fault: (runId: string) => Promise<void>): Promise<void> {
     const position = Number(await readPositionText());
     const expected = expectedDay(position);
-    const errorsBefore = await scalar("SELECT count() AS n FROM ods.event_errors_dist");
+    const errorsBefore = await scalar("SELECT count() AS n FROM ods.event_errors_dist FINAL");
     const started = Date.now();
     const run = await triggerRun("world_next_day", { days: 1 });
     await fault(run.dag_run_id);
@@ -190,7 +190,7 @@ describe("faults during a world step (test stand)", () => {
     const dayOne = expectedDay(position);
     const dayTwo = expectedDay(position + 1);
     const days = [dayOne, dayTwo];
-    const errorsBefore = await scalar("SELECT count() AS n FROM ods.event_errors_dist");
+    const errorsBefore = await scalar("SELECT count() AS n FROM ods.event_errors_dist FINAL");
     const [next, live] = await Promise.all([triggerRun("world_next_day", { days: 1 }), triggerRun("world_live_day", { speed: 200_000 })]);
     const waiting = await api.request<DagRunResponse>("GET", `api/v2/dags/world_live_day/dagRuns/${live.dag_run_id}`);
     const holder = await api.request<DagRunResponse>("GET", `api/v2/dags/world_next_day/dagRuns/${next.dag_run_id}`);
@@ -208,7 +208,7 @@ describe("faults during a world step (test stand)", () => {
       assert.equal(counts.odsFinal, day.valid, `${day.date} played once`);
       assert.equal(counts.odsUnique, day.valid);
     }
-    assert.equal((await scalar("SELECT count() AS n FROM ods.event_errors_dist")) - errorsBefore, dayOne.invalid + dayTwo.invalid);
+    assert.equal((await scalar("SELECT count() AS n FROM ods.event_errors_dist FINAL")) - errorsBefore, dayOne.invalid + dayTwo.invalid);
   });
 
   it("a creation stopped after play_starting_days leaves position 0; the next make up clears the residue and builds the passport's world", async () => {

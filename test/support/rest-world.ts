@@ -148,9 +148,9 @@ export async function applicationDatabases(): Promise<string[]> {
 /** ODS events per date (after dedup, FINAL) and the error rows: what the passport promises. */
 export async function odsByDate(): Promise<{ byDate: Record<string, number>; uniqueWatchIds: number; errors: number }> {
   return withClickHouse(async (ch) => {
-    const rows = await ch.query<{ d: string; n: string }>("SELECT toString(EventDate) AS d, count() AS n FROM ods.event_dist GROUP BY d ORDER BY d");
+    const rows = await ch.query<{ d: string; n: string }>("SELECT toString(EventDate) AS d, count() AS n FROM ods.event_dist FINAL GROUP BY d ORDER BY d");
     const unique = await ch.query<{ n: string }>("SELECT uniqExact(WatchID) AS n FROM ods.event_dist");
-    const errors = await ch.query<{ n: string }>("SELECT count() AS n FROM ods.event_errors_dist");
+    const errors = await ch.query<{ n: string }>("SELECT count() AS n FROM ods.event_errors_dist FINAL");
     return {
       byDate: Object.fromEntries(rows.map((r) => [r.d, Number(r.n)])),
       uniqueWatchIds: Number(unique[0]?.n ?? 0),

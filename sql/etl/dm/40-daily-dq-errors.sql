@@ -3,9 +3,10 @@
 --
 -- The day is the hit's EventDate when it is a real date written YYYY-MM-DD (the round trip
 -- refuses what 18.16's lenient parser would wrap around), else the day it was loaded.
--- distinct_errors counts each refused hit once: ods.event_errors is a plain MergeTree, and a
--- replayed day lands its errors again with a new _load_ts and Kafka position; the fingerprint is
--- the hit's own fields.
+-- A replayed day lands its errors again with a new _load_ts and Kafka position; ods.event_errors
+-- collapses such copies on its sorting key (the hit's own fields), and FINAL reads it as if merged,
+-- so error_rows counts each refused hit once too. distinct_errors, the fingerprint count, is kept
+-- as the check that says so (it equals error_rows).
 
 INSERT INTO dm.daily_dq_errors_dist (report_date, error_class, error_rows, distinct_errors, _version, _load_id, _load_ts)
 SELECT
@@ -16,7 +17,7 @@ SELECT
     {{run.version}},
     {{run.load_id}},
     {{platform.instant_now}}
-FROM ods.event_errors_dist
+FROM ods.event_errors_dist FINAL
 GROUP BY report_date, error_class_name;
 
 INSERT INTO dm.load_ledger_dist (target, data_date, row_count, _version, _load_id, _started_at, _load_ts)

@@ -7,8 +7,8 @@
 -- (order_id, snapshot_date) already in ODS is never inserted again, and _load_ts is the landing
 -- time of the batch, not now(): so rerunning this step, for the same load id or after a
 -- redelivered snapshot, leaves ods.order_v exactly as it was (FINAL on equal versions would keep
--- an arbitrary one of two different rows). The error route skips documents this load already
--- recorded, so a rerun does not double them either. The slice is read on the initiator and each
+-- an arbitrary one of two different rows). The error route skips documents already recorded
+-- by any load, so neither a rerun nor a redelivered snapshot doubles them. The slice is read on the initiator and each
 -- row is routed by the target's key (order_id, as every version of an order must share a shard
 -- for the ReplacingMergeTree to collapse them). GLOBAL: the sets are built once on the initiator
 -- and shipped, since both sides are Distributed. Money is parsed only when it is a money string
@@ -54,6 +54,6 @@ FROM
     WHERE _load_id = {{run.load_id}}
 )
 WHERE NOT (error_class = '')
-    AND raw GLOBAL NOT IN (SELECT raw FROM ods.order_errors_dist WHERE _load_id = {{run.load_id}})
+    AND raw GLOBAL NOT IN (SELECT raw FROM ods.order_errors_dist)
 ORDER BY raw
 LIMIT 1 BY raw;
