@@ -71,6 +71,17 @@ export const standConfigSchema = z
         lease_seconds: z.number().int().min(2).max(60),
         /** Honour armed fail points (runner.fail_points): the test stand's reruns tests only. */
         fail_points: z.boolean().optional(),
+        /** Airflow-style login (POST /auth/token): users and the key that signs their JWTs. */
+        auth: z
+          .object({
+            jwt_secret: z.string().min(32, "runner.auth.jwt_secret must be at least 32 characters (it signs HS256 tokens)"),
+            token_ttl_seconds: z.number().int().min(60).max(7 * 24 * 3600).default(86_400),
+            users: z
+              .array(z.object({ username: z.string().min(1).max(100), password: z.string().min(8) }).strict())
+              .min(1),
+          })
+          .strict()
+          .optional(),
       })
       .strict(),
   })
