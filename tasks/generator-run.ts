@@ -52,7 +52,16 @@ function failed(exitCode: number, collector: OutputCollector, where: string): Wo
 export async function runGenerator(input: RunGeneratorInput): Promise<GeneratorRun> {
   throwIfAborted(input.signal, STEP);
   input.log(`generator ${input.build.hash.slice(0, 12)} (${input.build.mode}): ${input.args.join(" ")}`);
-  return input.build.mode === "local" ? runLocal(input, input.build.file) : runContainer(input, input.build.image);
+  const run = await (input.build.mode === "local" ? runLocal(input, input.build.file) : runContainer(input, input.build.image));
+  // every generator command logs its progress and a last "finished" line: silence is not success
+  if (run.stderrTail.length === 0) {
+    throw new WorldTaskError(
+      STEP,
+      `the generator (${input.build.mode}) exited 0 without writing a line: it did not run '${input.args.join(" ")}'. ` +
+        "Run the same command by hand to see why",
+    );
+  }
+  return run;
 }
 
 // ---- local mode -------------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 //   inventory --write | --check             regenerate or verify data/world-inventory.json
 // Every flag can also come from GENERATOR_<FLAG>; exactly one of --brokers or --file is required.
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import { GeneratorConfigError, DEFAULT_HITS_TOPIC, DEFAULT_ORDERS_TOPIC, options, resolveLive, resolvePlay, type RawOptions } from "./config.ts";
 import { checkInventory, writeInventory, INVENTORY_PATH } from "./inventory.ts";
@@ -89,8 +90,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-// Run only as the entry point, so tests can import buildProgram and main.
+// Run only as the entry point, so tests can import buildProgram and main. Compared as real paths:
+// started through a symlinked directory, argv[1] names the link and import.meta.url the target.
 const entry = process.argv[1];
-if (entry !== undefined && import.meta.url === pathToFileURL(path.resolve(entry)).href) {
+if (entry !== undefined && realpathSync(path.resolve(entry)) === realpathSync(fileURLToPath(import.meta.url))) {
   process.exitCode = await main(process.argv.slice(2));
 }
