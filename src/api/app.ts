@@ -7,27 +7,38 @@ import type { Express, Router } from "express";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { RunnerService } from "../runner/service.ts";
-import { requireBearerToken } from "./auth.ts";
-import type { ApiContext } from "./context.ts";
+import { Authenticator } from "./auth.ts";
+import type { LoginConfig } from "./auth.ts";
+import type { ApiContext, DagImportError } from "./context.ts";
 import { recordRequestMetrics } from "./metrics.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import { ApiProblem, errorHandler } from "./problem.ts";
 import { mountRoutes } from "./route.ts";
 import type { RouteSpec } from "./route.ts";
 import { dagRunRoutes } from "./routes/dagRuns.ts";
+import { dagInfoRoutes } from "./routes/dagInfo.ts";
 import { dagRoutes } from "./routes/dags.ts";
+import { loginRoutes } from "./routes/login.ts";
 import { monitorRoutes } from "./routes/monitor.ts";
 import { taskInstanceRoutes } from "./routes/taskInstances.ts";
 import { variableRoutes } from "./routes/variables.ts";
+import { variableBulkRoutes } from "./routes/variablesBulk.ts";
 import { systemRoutes } from "./routes/system.ts";
+import { API_VERSION } from "./version.ts";
 import type { SchemaStatusResponse } from "./schemas.ts";
 
-export const API_VERSION = "2.0.0-stand";
+export { AIRFLOW_API_VERSION, API_VERSION } from "./version.ts";
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
 export interface CreateAppOptions {
   runner: RunnerService;
   token: string;
+  /** Users and signing key for POST /auth/token (runner.auth); login answers 401 when absent. */
+  login?: LoginConfig;
+  /** DAG files that failed to load (GET /api/v2/importErrors). */
+  importErrors?: () => readonly DagImportError[];
+  /** When the DAGs were loaded (a DAG's last_parsed_time); the app's creation when omitted. */
+  dagsLoadedAt?: Date;
   logger: Logger;
   /** The engine's registry; the API adds its request metrics to it. A private one when omitted. */
   metricsRegistry?: Registry;
@@ -46,8 +57,12 @@ export interface RunnerApp extends Express {
 
 export function createApp(options: CreateAppOptions): RunnerApp {
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const auth = new Authenticator(options.token, options.login);
   const context: ApiContext = {
     runner: options.runner,
+    auth,
+    dags: { fileToken: (fileloc) => auth.fileToken(fileloc), loadedAt: options.dagsLoadedAt ?? new Date() },
+    importErrors: options.importErrors ?? (() => []),
     logger: options.logger,
     metricsRegistry: options.metricsRegistry ?? new Registry(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
@@ -55,10 +70,13 @@ export function createApp(options: CreateAppOptions): RunnerApp {
   };
   let document: Record<string, unknown> | undefined;
   const specs: RouteSpec[] = [
+    ...loginRoutes(context),
     ...dagRoutes(context),
+    ...dagInfoRoutes(context),
     ...dagRunRoutes(context),
     ...taskInstanceRoutes(context),
     ...variableRoutes(context),
+    ...variableBulkRoutes(context),
     ...systemRoutes(context),
     ...monitorRoutes(context, () => (document ??= buildOpenApiDocument(specs, { version: API_VERSION }))),
   ];
@@ -75,7 +93,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
   app.use(recordRequestMetrics(context.metricsRegistry));
 
   const router = express.Router();
-  mountRoutes(router, specs, { requireToken: requireBearerToken(options.token), bodyLimitBytes });
+  mountRoutes(router, specs, { requireToken: auth.requireToken(), bodyLimitBytes });
   app.use(router);
   for (const extra of options.routers ?? []) app.use(extra);
 

@@ -1,14 +1,30 @@
-// What every router module receives: the engine surface, a logger, and process-level signals.
+// What every router module receives: the engine surface, a logger, auth, and process-level signals.
 import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { RunnerService } from "../runner/service.ts";
+import type { Authenticator } from "./auth.ts";
 import type { SchemaStatusResponse } from "./schemas.ts";
+import type { DagSerializeContext } from "./serialize.ts";
+
+/** A DAG file the runner could not load (Airflow's import error). */
+export interface DagImportError {
+  id: number;
+  /** Relative to the repository, as a DAG's fileloc (dags/<file>.ts). */
+  filename: string;
+  timestamp: Date;
+  stackTrace: string;
+}
 
 export interface ApiContext {
   runner: RunnerService;
   logger: Logger;
   metricsRegistry: Registry;
+  auth: Authenticator;
+  /** File tokens and the DAGs' load time, for serialising DAGs. */
+  dags: DagSerializeContext;
+  /** DAG files that failed to load when the runner started (none when absent). */
+  importErrors: () => readonly DagImportError[];
   /** Aborted when the server shuts down, so long waits answer at once instead of holding it. */
   shutdownSignal: AbortSignal;
   /** The world's schema status (GET /api/v2/system/schema); absent where no world is wired in. */

@@ -37,7 +37,11 @@ function responsesOf(spec: RouteSpec, components: Record<string, JsonSchema>): R
     if (doc.schema && doc.schemaName) {
       components[doc.schemaName] ??= jsonSchemaOf(doc.schema, "output");
       const content: Record<string, unknown> = { "application/json": { schema: { $ref: `#/components/schemas/${doc.schemaName}` } } };
-      if (spec.operationId === "get_log") content["text/plain"] = { schema: { type: "string" } };
+      if (spec.operationId === "get_log") {
+        content["application/x-ndjson"] = { schema: { type: "string" } };
+        content["text/plain"] = { schema: { type: "string" } };
+      }
+      if (spec.operationId === "get_dag_source") content["text/plain"] = { schema: { type: "string" } };
       responses[status] = { description: doc.description, content };
     } else if (doc.contentType) {
       responses[status] = { description: doc.description, content: { [doc.contentType]: { schema: {} } } };
@@ -81,7 +85,10 @@ export function buildOpenApiDocument(specs: RouteSpec[], info: { version: string
       components[name] ??= jsonSchemaOf(spec.body, "input");
       operation.requestBody = {
         required: true,
-        content: { "application/json": { schema: { $ref: `#/components/schemas/${name}` } } },
+        content: {
+          "application/json": { schema: { $ref: `#/components/schemas/${name}` } },
+          ...(spec.formBody ? { "application/x-www-form-urlencoded": { schema: { $ref: `#/components/schemas/${name}` } } } : {}),
+        },
       };
     }
     paths[spec.path] = { ...paths[spec.path], [spec.method]: operation };

@@ -15,11 +15,19 @@ import {
   pgErrorCode,
 } from "../runner/errors.ts";
 
+/** One item of FastAPI's validation detail (Airflow's HTTPValidationError). */
+export interface ValidationDetail {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
 export interface ProblemBody {
   type: string;
   title: string;
   status: number;
-  detail: string;
+  /** A sentence; on 422, FastAPI's list of {loc, msg, type} as Airflow answers (the same text is in `errors`). */
+  detail: string | ValidationDetail[];
   /** The request field the problem is about, e.g. "conf.days", "limit", "dag_id". */
   field?: string;
   errors?: { field: string; message: string }[];
@@ -50,7 +58,7 @@ export class ApiProblem extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
-    readonly extra: { field?: string; errors?: { field: string; message: string }[] } = {},
+    readonly extra: { field?: string; errors?: { field: string; message: string }[]; location?: "body" | "query" | "path" } = {},
   ) {
     super(detail);
     this.name = "ApiProblem";
@@ -61,12 +69,27 @@ export function sendProblem(res: Response, problem: ProblemBody): void {
   res.status(problem.status).type("application/problem+json").send(JSON.stringify(problem));
 }
 
-function problemOf(status: number, detail: string, extra: Partial<ProblemBody> = {}): ProblemBody {
-  return { type: "about:blank", title: titleFor(status), status, detail, ...extra };
+type ProblemExtra = Omit<Partial<ProblemBody>, "detail" | "status" | "title" | "type">;
+
+function problemOf(status: number, detail: string, extra: ProblemExtra = {}): ProblemBody & { detail: string } {
+  return { type: "about:blank", title: titleFor(status), status, ...extra, detail };
+}
+
+/** A 422 in Airflow's (FastAPI's) shape: detail is a list of {loc, msg, type}; `errors` keeps
+ * {field, message} and `field` the first field, as every other problem of this API. */
+function validationProblem(problem: ApiProblem): ProblemBody {
+  const location = problem.extra.location ?? "body";
+  const errors = problem.extra.errors ?? [{ field: problem.extra.field ?? location, message: problem.detail }];
+  const detail = errors.map((e) => ({
+    loc: [location, ...(e.field === location || e.field === "body" ? [] : e.field.split("."))],
+    msg: e.message,
+    type: "value_error",
+  }));
+  return { ...problemOf(422, problem.detail, { field: problem.extra.field, errors }), detail };
 }
 
 /** Maps an engine error to a problem by its class; undefined for errors that are not the caller's. */
-export function problemForRunnerError(err: unknown): ProblemBody | undefined {
+export function problemForRunnerError(err: unknown): (ProblemBody & { detail: string }) | undefined {
   if (err instanceof DagNotFoundError) return problemOf(404, err.message, { field: "dag_id" });
   if (err instanceof DagRunNotFoundError) return problemOf(404, err.message, { field: "dag_run_id" });
   if (err instanceof TaskInstanceNotFoundError) return problemOf(404, err.message, { field: "task_id" });
@@ -138,7 +161,8 @@ export function errorHandler(logger: Logger, bodyLimitBytes: number): ErrorReque
     }
     const requestId = String(res.locals.requestId ?? "");
     if (err instanceof ApiProblem) {
-      sendProblem(res, problemOf(err.status, err.detail, err.extra));
+      const { location: _location, ...extra } = err.extra;
+      sendProblem(res, err.status === 422 ? validationProblem(err) : problemOf(err.status, err.detail, extra));
       return;
     }
     const known = problemForRunnerError(err);

@@ -37,6 +37,8 @@ interface RouteDoc {
   /** Mutating routes need the bearer token. */
   auth: boolean;
   bodySchemaName?: string;
+  /** The body may also come as application/x-www-form-urlencoded (Airflow's login form). */
+  formBody?: boolean;
   responses: Record<number, ResponseDoc>;
 }
 
@@ -86,7 +88,9 @@ function describeIssue(issue: z.core.$ZodIssue, location: string): { field: stri
       message: location === "query" ? `unknown query parameter '${key}'` : `unknown field '${key}'`,
     }));
   }
-  const field = issue.path.map(String).join(".") || location;
+  // a repeated query parameter's index means nothing to the caller: name the parameter
+  const path = location === "query" ? issue.path.filter((p) => typeof p !== "number") : issue.path;
+  const field = path.map(String).join(".") || location;
   return [{ field, message: issue.message }];
 }
 
@@ -95,7 +99,7 @@ function parseInput(schema: z.ZodType, value: unknown, location: "path" | "query
   if (result.success) return result.data;
   const errors = result.error.issues.flatMap((issue) => describeIssue(issue, location));
   const detail = errors.map((e) => `${location === "body" ? "" : `${location} parameter `}${e.field}: ${e.message}`).join("; ");
-  throw new ApiProblem(status, detail, { field: errors[0]?.field ?? location, errors });
+  throw new ApiProblem(status, detail, { field: errors[0]?.field ?? location, errors, location });
 }
 
 export interface MountOptions {
@@ -103,9 +107,15 @@ export interface MountOptions {
   bodyLimitBytes: number;
 }
 
-/** Parses a JSON body; an empty body reads as {} so optional-only bodies may be omitted. */
-function jsonBody(limitBytes: number): RequestHandler[] {
-  const parse = express.json({ limit: limitBytes, strict: true, type: ["application/json", "application/*+json"] });
+/** Parses a JSON (or, with form, urlencoded) body; an empty body reads as {} so optional-only bodies may be omitted. */
+function jsonBody(limitBytes: number, form = false): RequestHandler[] {
+  const types = form ? ["application/json", "application/*+json", "application/x-www-form-urlencoded"] : ["application/json", "application/*+json"];
+  const parseJson = express.json({ limit: limitBytes, strict: true, type: ["application/json", "application/*+json"] });
+  const parseForm = express.urlencoded({ limit: limitBytes, extended: false, type: "application/x-www-form-urlencoded" });
+  const parse: RequestHandler = (req, res, next) => {
+    if (form && req.is("application/x-www-form-urlencoded")) parseForm(req, res, next);
+    else parseJson(req, res, next);
+  };
   const requireJson: RequestHandler = (req, _res, next) => {
     const hasContent = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
     if (!hasContent) {
@@ -113,8 +123,8 @@ function jsonBody(limitBytes: number): RequestHandler[] {
       next();
       return;
     }
-    if (!req.is(["application/json", "application/*+json"])) {
-      next(new ApiProblem(415, `request body must be JSON (Content-Type: application/json), got '${req.headers["content-type"] ?? "none"}'`, { field: "body" }));
+    if (!req.is(types)) {
+      next(new ApiProblem(415, `request body must be ${form ? "JSON or a form" : "JSON"} (Content-Type: ${types.join(" or ")}), got '${req.headers["content-type"] ?? "none"}'`, { field: "body" }));
       return;
     }
     next();
@@ -135,7 +145,7 @@ export function mountRoutes(router: Router, specs: RouteSpec[], options: MountOp
     for (const spec of group) {
       const chain: RequestHandler[] = [];
       if (spec.auth) chain.push(options.requireToken);
-      if (spec.body) chain.push(...jsonBody(options.bodyLimitBytes));
+      if (spec.body) chain.push(...jsonBody(options.bodyLimitBytes, spec.formBody));
       chain.push((req, res) => spec.run(req, res));
       route[spec.method](...chain);
     }

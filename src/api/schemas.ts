@@ -1,7 +1,8 @@
-// Zod schemas of every request and response, in Airflow's public API v2 field names. They validate
-// input, type the serialisers, and become the components of the OpenAPI document.
+// Zod schemas of every request, in Airflow's public API v2 field names (the responses are in
+// responses.ts, re-exported here). They validate input and become the OpenAPI document's components.
 import { z } from "zod";
-import { RUN_STATES, TASK_STATES } from "../runner/types.ts";
+import { RUN_STATES } from "../runner/types.ts";
+import { isoDate } from "./responses.ts";
 
 // Identifiers: ASCII only, no slashes or control characters, bounded length. Run ids may carry the
 // ':' '+' of an ISO timestamp (Airflow's manual__2024-01-01T00:00:00+00:00).
@@ -19,15 +20,11 @@ export const runIdSchema = z
 export const taskIdSchema = dagIdSchema;
 export const variableKeySchema = dagIdSchema;
 
-const isoDate = z.iso
-  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone, e.g. 2026-01-01T00:00:00Z" })
-  .describe("ISO 8601 date-time");
 // Postgres has no year 0 and JavaScript dates end in 275760: keep input dates in a sane range.
 const inputIsoDate = isoDate.refine((text) => {
   const year = new Date(text).getUTCFullYear();
   return year >= 1900 && year <= 9999;
 }, "must be between the years 1900 and 9999");
-const nullableIsoDate = isoDate.nullable();
 
 export const dagPathParams = z.object({ dag_id: dagIdSchema }).strict();
 export const runPathParams = z.object({ dag_id: dagIdSchema, dag_run_id: runIdSchema }).strict();
@@ -50,21 +47,65 @@ export const pageQuery = z
   .strict();
 
 export const listDagsQuery = pageQuery
-  .extend({ paused: z.enum(["true", "false"]).optional().describe("only paused (true) or unpaused (false) DAGs") })
+  .extend({
+    paused: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .transform((v) => v === "true")
+      .optional()
+      .describe("only paused (true) or unpaused (false) DAGs"),
+    dag_id_pattern: z.string().max(250).optional().describe("Airflow's pattern: case-insensitive substring, % and _ wildcards, | for or"),
+    exclude_stale: z.enum(["true", "false"], { error: "must be true or false" }).optional().describe("accepted; no DAG is stale here"),
+    order_by: z
+      .union([z.enum(["dag_id", "-dag_id"]), z.array(z.enum(["dag_id", "-dag_id"]))])
+      .transform((v) => [v].flat())
+      .optional(),
+  })
   .strict();
+
+const RUN_ORDER = ["queued_at", "-queued_at", "id", "-id", "run_after", "-run_after"] as const;
+
+/** A query parameter that may be given once or repeated (?state=a&state=b), as Airflow's lists. */
+function oneOrMany<T extends z.ZodType>(item: T) {
+  return z.preprocess((value) => (value === undefined || Array.isArray(value) ? value : [value]), z.array(item));
+}
+
+export const queryBoolean = z.enum(["true", "false"], { error: "must be true or false" }).transform((v) => v === "true");
 
 export const listRunsQuery = pageQuery
   .extend({
-    state: z.enum(RUN_STATES).optional(),
-    order_by: z
-      .enum(["queued_at", "-queued_at", "id", "-id"])
-      .default("-queued_at")
-      .describe("sort by queue time; '-' for newest first (the default). 'id' is an alias of queued_at"),
+    state: oneOrMany(z.enum(RUN_STATES)).optional().describe("only runs in these states (repeat the parameter for several)"),
+    order_by: oneOrMany(z.enum(RUN_ORDER))
+      .default(["-queued_at"])
+      .describe("sort by queue time; '-' for newest first (the default). id and run_after are aliases of queued_at"),
   })
+  .strict();
+
+export const taskInstancesQuery = pageQuery.extend({ limit: pageQuery.shape.limit.default(1000) }).strict();
+
+export const logQuery = z
+  .object({
+    full_content: queryBoolean.optional().describe("accepted for Airflow's clients; the whole log is always sent"),
+    map_index: z.coerce.number({ error: "must be a number" }).int().refine((n) => n === -1, "must be -1: tasks are not mapped here").optional(),
+    token: z.string().max(2000).optional().describe("the continuation_token of an earlier answer: read on from there"),
+  })
+  .strict();
+
+export const importErrorsQuery = pageQuery
+  .extend({
+    limit: pageQuery.shape.limit.default(50),
+    order_by: oneOrMany(z.enum(["id", "-id", "import_error_id", "-import_error_id", "timestamp", "-timestamp", "filename", "-filename"])).optional(),
+  })
+  .strict();
+
+export const dagStatsQuery = z.object({ dag_ids: oneOrMany(dagIdSchema).optional() }).strict();
+
+export const dagSourceQuery = z
+  .object({ version_number: z.coerce.number().int().refine((n) => n === 1, "must be 1: the runner keeps one version of each DAG").optional() })
   .strict();
 
 export const waitQuery = z
   .object({
+    interval: z.coerce.number().positive().optional().describe("Airflow's polling interval: accepted and not needed (the wait is woken by the run's end)"),
     timeout: z.coerce
       .number({ error: "must be a number of seconds" })
       .min(0, "must not be negative")
@@ -80,10 +121,43 @@ export const triggerRunBody = z
     logical_date: inputIsoDate.nullable().optional().describe("required-but-nullable in Airflow 3; may be omitted here"),
     conf: z.record(z.string(), z.unknown()).nullable().optional(),
     note: z.string().max(10_000).nullable().optional(),
+    data_interval_start: z.null({ error: "data intervals are not supported: leave it null" }).optional(),
+    data_interval_end: z.null({ error: "data intervals are not supported: leave it null" }).optional(),
+    run_after: z.null({ error: "a run starts when it is triggered: leave run_after null" }).optional(),
+    partition_key: z.null({ error: "partitions are not supported: leave it null" }).optional(),
   })
   .strict();
 
 export const dagPatchBody = z.object({ is_paused: z.boolean() }).strict();
+
+export const dagPatchQuery = z
+  .object({ update_mask: oneOrMany(z.literal("is_paused", { error: "only is_paused can be changed" })).optional() })
+  .strict();
+
+/** Airflow's PatchTaskInstanceBody: a task instance marked success, failed or skipped, and/or its note. */
+export const patchTaskInstanceBody = z
+  .object({
+    new_state: z
+      .enum(["success", "failed", "skipped"], { error: "must be one of success, failed, skipped" })
+      .nullable()
+      .optional()
+      .describe("success or skipped lets its downstream go on; failed ends an open run as failed"),
+    note: z.string().max(1000).nullable().optional(),
+    include_upstream: z.literal(false, { error: "not supported: mark each task instance on its own" }).default(false),
+    include_downstream: z.literal(false, { error: "not supported: mark each task instance on its own" }).default(false),
+    include_future: z.literal(false, { error: "not supported: runs have no order in time here" }).default(false),
+    include_past: z.literal(false, { error: "not supported: runs have no order in time here" }).default(false),
+  })
+  .strict();
+
+export const patchTaskInstanceQuery = z
+  .object({
+    map_index: z.coerce.number({ error: "must be a number" }).int().refine((n) => n === -1, "must be -1: tasks are not mapped here").optional(),
+    update_mask: oneOrMany(z.enum(["new_state", "note"])).optional(),
+  })
+  .strict();
+
+export const loginBody = z.object({ username: z.string().min(1).max(200), password: z.string().min(1).max(1000) }).strict();
 
 /** Airflow's DAGRunPatchBody: a run marked failed or success, and/or its note. */
 export const dagRunPatchBody = z
@@ -96,12 +170,11 @@ export const dagRunPatchBody = z
   })
   .strict();
 
-export const dagRunPatchQuery = z.object({
-  update_mask: z
-    .union([z.array(z.enum(["state", "note"])), z.enum(["state", "note"])])
-    .optional()
-    .describe("which fields of the body to apply (all present ones when omitted)"),
-});
+export const dagRunPatchQuery = z
+  .object({
+    update_mask: oneOrMany(z.enum(["state", "note"])).optional().describe("which fields of the body to apply (all present ones when omitted)"),
+  })
+  .strict();
 
 /** Airflow's ClearTaskInstancesBody, the subset with a meaning here (one run at a time). */
 export const clearTaskInstancesBody = z
@@ -118,6 +191,9 @@ export const clearTaskInstancesBody = z
     reset_dag_runs: z.boolean().default(true),
     start_date: inputIsoDate.nullable().optional(),
     end_date: inputIsoDate.nullable().optional(),
+    run_on_latest_version: z.boolean().nullable().optional().describe("accepted; the runner keeps one version of each DAG"),
+    prevent_running_task: z.boolean().default(false).describe("accepted; running task instances are never cleared here"),
+    note: z.string().max(1000).nullable().optional().describe("set as the run's note when the clear is not dry"),
   })
   .strict();
 
@@ -130,14 +206,45 @@ export const variableBody = z
     key: variableKeySchema,
     value: jsonishValue,
     description: z.string().max(10_000).nullable().optional(),
+    team_name: z.null({ error: "teams are not supported: leave team_name null" }).optional(),
   })
   .strict();
+
+const bulkCreateAction = z
+  .object({
+    action: z.literal("create"),
+    entities: z.array(variableBody).max(1000),
+    action_on_existence: z.enum(["fail", "skip", "overwrite"]).default("fail"),
+  })
+  .strict();
+const bulkUpdateAction = z
+  .object({
+    action: z.literal("update"),
+    entities: z.array(variableBody).max(1000),
+    update_mask: z.array(z.enum(["value", "description"])).nullable().optional(),
+    action_on_non_existence: z.enum(["fail", "skip"]).default("fail"),
+  })
+  .strict();
+const bulkDeleteAction = z
+  .object({
+    action: z.literal("delete"),
+    entities: z.array(z.union([variableKeySchema, variableBody])).max(1000),
+    action_on_non_existence: z.enum(["fail", "skip"]).default("fail"),
+  })
+  .strict();
+
+/** Airflow's BulkBody[VariableBody]: create, update and delete actions, applied in order. */
+export const bulkVariablesBody = z
+  .object({ actions: z.array(z.discriminatedUnion("action", [bulkCreateAction, bulkUpdateAction, bulkDeleteAction])).max(100) })
+  .strict();
+export type BulkVariablesBody = z.output<typeof bulkVariablesBody>;
 
 export const variablePatchBody = z
   .object({
     key: variableKeySchema.optional().describe("if present, must equal the key in the path"),
     value: jsonishValue.optional(),
     description: z.string().max(10_000).nullable().optional(),
+    team_name: z.null({ error: "teams are not supported: leave team_name null" }).optional(),
   })
   .strict();
 
@@ -150,129 +257,7 @@ export const variablePatchQuery = z
   })
   .strict();
 
-// ---- responses ----
-
-export const dagResponse = z.object({
-  dag_id: z.string(),
-  dag_display_name: z.string(),
-  description: z.string().nullable(),
-  is_paused: z.boolean(),
-  is_stale: z.boolean(),
-  fileloc: z.string(),
-  timetable_summary: z.string().nullable(),
-  max_active_runs: z.number().int(),
-  exclusive_resources: z.array(z.string()).describe("named resources each run of this DAG holds exclusively (runner extension)"),
-  tags: z.array(z.object({ name: z.string(), dag_id: z.string() })),
-  owners: z.array(z.string()),
-  task_ids: z.array(z.string()).describe("extension: the DAG's task ids in declaration order"),
-  params_schema: z.unknown().describe("extension: JSON Schema of the conf the DAG accepts"),
-});
-
-export const dagCollection = z.object({ dags: z.array(dagResponse), total_entries: z.number().int() });
-
-export const dagRunResponse = z.object({
-  dag_run_id: z.string(),
-  dag_id: z.string(),
-  logical_date: nullableIsoDate,
-  queued_at: nullableIsoDate,
-  start_date: nullableIsoDate,
-  end_date: nullableIsoDate,
-  duration: z.number().nullable().describe("seconds"),
-  run_after: isoDate,
-  run_type: z.enum(["manual", "scheduled", "operator_triggered"]),
-  state: z.enum(RUN_STATES),
-  triggered_by: z.string().nullable(),
-  conf: z.record(z.string(), z.unknown()),
-  note: z.string().nullable(),
-  dag_display_name: z.string(),
-  task_ids: z.array(z.string()).describe("extension: the manifest declared at creation"),
-  parent_dag_id: z.string().nullable().describe("extension: set when a waiting trigger created this run"),
-  parent_dag_run_id: z.string().nullable(),
-  waiting_for: z.string().nullable().describe("why a queued run has not started: the exclusive resource and the run holding it (runner extension)"),
-  parent_task_id: z.string().nullable(),
-});
-
-export const dagRunCollection = z.object({ dag_runs: z.array(dagRunResponse), total_entries: z.number().int() });
-
-export const taskInstanceResponse = z.object({
-  id: z.string().describe("dag_id/dag_run_id/task_id"),
-  task_id: z.string(),
-  task_display_name: z.string(),
-  dag_id: z.string(),
-  dag_display_name: z.string(),
-  dag_run_id: z.string(),
-  map_index: z.literal(-1),
-  logical_date: nullableIsoDate,
-  start_date: nullableIsoDate,
-  end_date: nullableIsoDate,
-  duration: z.number().nullable().describe("seconds"),
-  state: z.enum(TASK_STATES).nullable(),
-  try_number: z.number().int(),
-  max_tries: z.number().int().describe("retries allowed (Airflow's meaning): up to max_tries + 1 tries"),
-  hostname: z.string().nullable().describe("the worker that ran the latest try"),
-  note: z.string().nullable(),
-  error: z.string().nullable().describe("extension: the latest try's error"),
-  child_dag_id: z.string().nullable().describe("extension: for a waiting trigger, the child run it started"),
-  child_dag_run_id: z.string().nullable(),
-});
-
-export const taskInstanceCollection = z.object({
-  task_instances: z.array(taskInstanceResponse),
-  total_entries: z.number().int(),
-});
-
-export const logResponse = z.object({
-  content: z.array(z.object({ timestamp: isoDate, event: z.string(), level: z.string() })),
-  continuation_token: z.null(),
-});
-
-export const variableResponse = z.object({
-  key: z.string(),
-  value: z.string(),
-  description: z.string().nullable(),
-  is_encrypted: z.literal(false),
-  updated_at: isoDate.describe("extension"),
-});
-
-export const variableCollection = z.object({ variables: z.array(variableResponse), total_entries: z.number().int() });
-
-export const variableChangeResponse = z.object({
-  key: z.string(),
-  old_value: z.string().nullable(),
-  new_value: z.string().nullable(),
-  changed_at: isoDate,
-  changed_by: z.string(),
-  dag_id: z.string().nullable(),
-  dag_run_id: z.string().nullable(),
-});
-
-export const variableHistoryResponse = z.object({
-  changes: z.array(variableChangeResponse).describe("oldest first"),
-  total_entries: z.number().int(),
-});
-
-const componentStatus = z.enum(["healthy", "unhealthy"]);
-export const healthResponse = z.object({
-  metadatabase: z.object({ status: componentStatus }),
-  scheduler: z.object({ status: componentStatus, latest_scheduler_heartbeat: nullableIsoDate }),
-});
-
-export const problemResponse = z.object({
-  type: z.string(),
-  title: z.string(),
-  status: z.number().int(),
-  detail: z.string(),
-  field: z.string().optional().describe("the request field the problem is about"),
-  errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
-  request_id: z.string().optional(),
-});
-
-export type DagResponse = z.infer<typeof dagResponse>;
-export type DagRunResponse = z.infer<typeof dagRunResponse>;
-export type TaskInstanceResponse = z.infer<typeof taskInstanceResponse>;
-export type VariableResponse = z.infer<typeof variableResponse>;
-export type VariableChangeResponse = z.infer<typeof variableChangeResponse>;
-export type LogResponse = z.infer<typeof logResponse>;
+export * from "./responses.ts";
 
 // GET /api/v2/system/schema: the world's schema status (computed by src/world/schema-status.ts).
 const checksum = z.string().nullable();

@@ -1,4 +1,6 @@
-// Engine records -> Airflow public API v2 JSON (snake_case, ISO dates, durations in seconds).
+// Engine records -> Airflow public API v2 JSON (snake_case, ISO dates, durations in seconds), with
+// every field Airflow 3's response models require (responses.ts says which are fixed here and why).
+import { createHash } from "node:crypto";
 import type {
   DagRunRecord,
   DagSummary,
@@ -8,13 +10,23 @@ import type {
   VariableRecord,
 } from "../runner/types.ts";
 import type {
+  DagDetailsResponse,
   DagResponse,
   DagRunResponse,
-  LogResponse,
   TaskInstanceResponse,
   VariableChangeResponse,
   VariableResponse,
 } from "./schemas.ts";
+import { TRIGGERED_BY_TYPES } from "./responses.ts";
+
+/** What a DAG's serialisation needs besides the DAG: its file token and when DAGs were loaded. */
+export interface DagSerializeContext {
+  fileToken(fileloc: string): string;
+  loadedAt: Date;
+}
+
+/** Airflow's default bundle: the DAGs folder. */
+const BUNDLE_NAME = "dags-folder";
 
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
@@ -24,25 +36,102 @@ function secondsBetween(start: Date | null, end: Date | null): number | null {
   return start && end ? (end.getTime() - start.getTime()) / 1000 : null;
 }
 
-export function serializeDag(dag: DagSummary): DagResponse {
+export function serializeDag(dag: DagSummary, context: DagSerializeContext): DagResponse {
   return {
     dag_id: dag.dagId,
     dag_display_name: dag.dagId,
-    description: dag.description || null,
     is_paused: dag.isPaused,
     is_stale: false,
+    last_parsed_time: context.loadedAt.toISOString(),
+    last_parse_duration: null,
+    last_expired: null,
+    bundle_name: BUNDLE_NAME,
+    bundle_version: null,
+    relative_fileloc: dag.fileloc.replace(/^dags\//, ""),
     fileloc: dag.fileloc,
+    description: dag.description || null,
     timetable_summary: dag.schedule,
-    max_active_runs: dag.maxActiveRuns,
-    exclusive_resources: [...dag.exclusive],
+    timetable_description: dag.schedule === null ? "Never, external triggers only" : `cron: ${dag.schedule}`,
+    timetable_partitioned: false,
+    timetable_periodic: dag.schedule !== null,
     tags: [],
+    // the engine has no per-DAG task cap: at most every task of a run is in flight at once
+    max_active_tasks: dag.taskIds.length,
+    max_active_runs: dag.maxActiveRuns,
+    max_consecutive_failed_dag_runs: 0,
+    has_task_concurrency_limits: false,
+    has_import_errors: false,
+    next_dagrun_logical_date: null,
+    next_dagrun_data_interval_start: null,
+    next_dagrun_data_interval_end: null,
+    next_dagrun_run_after: null,
+    allowed_run_types: null,
     owners: [],
+    is_backfillable: false,
+    file_token: context.fileToken(dag.fileloc),
+    exclusive_resources: [...dag.exclusive],
     task_ids: [...dag.taskIds],
     params_schema: dag.paramsJsonSchema,
   };
 }
 
+/** Airflow's serialised params ({name: {value, schema, description}}) from the conf's JSON Schema. */
+function airflowParams(schema: unknown): Record<string, unknown> {
+  const properties = (schema as { properties?: Record<string, Record<string, unknown>> } | null)?.properties ?? {};
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => [
+      name,
+      { value: property.default ?? null, schema: property, description: typeof property.description === "string" ? property.description : null },
+    ]),
+  );
+}
+
+export function serializeDagDetails(dag: DagSummary, context: DagSerializeContext & { activeRuns: number }): DagDetailsResponse {
+  const base = serializeDag(dag, context);
+  return {
+    ...base,
+    catchup: false,
+    dag_run_timeout: null,
+    asset_expression: null,
+    doc_md: null,
+    start_date: null,
+    end_date: null,
+    is_paused_upon_creation: null,
+    params: airflowParams(dag.paramsJsonSchema),
+    render_template_as_native_obj: false,
+    template_search_path: null,
+    timezone: "UTC",
+    last_parsed: base.last_parsed_time,
+    default_args: null,
+    is_favorite: false,
+    active_runs_count: context.activeRuns,
+    concurrency: base.max_active_tasks,
+    latest_dag_version: null,
+  };
+}
+
+type TriggeredBy = (typeof TRIGGERED_BY_TYPES)[number];
+
+/** The engine records who triggered a run in its own words; Airflow has a fixed list. */
+function triggeredByType(recorded: string): TriggeredBy | null {
+  if (recorded === "scheduler") return "timetable";
+  if (recorded === "web") return "ui";
+  if (recorded.startsWith("dag:")) return "operator";
+  return (TRIGGERED_BY_TYPES as readonly string[]).includes(recorded) ? (recorded as TriggeredBy) : null;
+}
+
+/** A run's triggering user is kept in the engine's triggered_by as "<type>:user:<name>". */
+export function triggeredByWithUser(type: "cli" | "rest_api", user: string | undefined): string {
+  return user === undefined ? type : `${type}:user:${user}`;
+}
+
+function splitTriggeredBy(recorded: string): { type: string; user: string | null } {
+  const match = /^(cli|rest_api):user:(.+)$/.exec(recorded);
+  return match?.[1] && match[2] ? { type: match[1], user: match[2] } : { type: recorded, user: null };
+}
+
 export function serializeRun(run: DagRunRecord): DagRunResponse {
+  const by = splitTriggeredBy(run.triggeredBy);
   return {
     dag_run_id: run.runId,
     dag_id: run.dagId,
@@ -51,31 +140,49 @@ export function serializeRun(run: DagRunRecord): DagRunResponse {
     start_date: iso(run.startDate),
     end_date: iso(run.endDate),
     duration: secondsBetween(run.startDate, run.endDate),
+    data_interval_start: null,
+    data_interval_end: null,
     run_after: run.queuedAt.toISOString(),
+    last_scheduling_decision: null,
     run_type: run.runType === "triggered" ? "operator_triggered" : run.runType,
     state: run.state,
-    triggered_by: run.triggeredBy || null,
+    triggered_by: triggeredByType(by.type),
+    triggering_user_name: by.user,
     conf: run.conf,
     note: run.note,
+    dag_versions: [],
+    bundle_version: null,
     dag_display_name: run.dagId,
+    partition_key: null,
+    partition_date: null,
     task_ids: [...run.manifest],
+    triggered_by_detail: run.triggeredBy,
     parent_dag_id: run.parentDagId,
     parent_dag_run_id: run.parentRunId,
-    waiting_for: run.waitingFor,
     parent_task_id: run.parentTaskId,
+    waiting_for: run.waitingFor,
   };
 }
 
-export function serializeTaskInstance(ti: TaskInstanceRecord, run: DagRunRecord | null): TaskInstanceResponse {
+/** A stable UUID (version 5 layout, SHA-1 of the names) for a task instance, which Airflow's
+ * TaskInstanceResponse.id requires; the engine's own id is a number private to its database. */
+export function taskInstanceUuid(dagId: string, runId: string, taskId: string): string {
+  const bytes = createHash("sha1").update(`task-instance\u0000${dagId}\u0000${runId}\u0000${taskId}`).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function serializeTaskInstance(ti: TaskInstanceRecord, run: DagRunRecord): TaskInstanceResponse {
   return {
-    id: `${ti.dagId}/${ti.runId}/${ti.taskId}`,
+    id: taskInstanceUuid(ti.dagId, ti.runId, ti.taskId),
     task_id: ti.taskId,
-    task_display_name: ti.taskId,
     dag_id: ti.dagId,
-    dag_display_name: ti.dagId,
     dag_run_id: ti.runId,
     map_index: -1,
-    logical_date: run ? iso(run.logicalDate) : null,
+    logical_date: iso(run.logicalDate),
+    run_after: run.queuedAt.toISOString(),
     start_date: iso(ti.startDate),
     end_date: iso(ti.endDate),
     duration: ti.durationMs === null ? secondsBetween(ti.startDate, ti.endDate) : ti.durationMs / 1000,
@@ -83,24 +190,43 @@ export function serializeTaskInstance(ti: TaskInstanceRecord, run: DagRunRecord 
     try_number: ti.tryNumber,
     // Airflow's max_tries counts retries; the engine counts every try (retries + 1).
     max_tries: Math.max(0, ti.maxTries - 1),
+    task_display_name: ti.taskId,
+    dag_display_name: ti.dagId,
     hostname: ti.worker,
-    note: null,
+    unixname: null,
+    pool: "default_pool",
+    pool_slots: 1,
+    queue: "default",
+    priority_weight: null,
+    operator: null,
+    operator_name: null,
+    queued_when: null,
+    scheduled_when: null,
+    pid: null,
+    executor: null,
+    executor_config: "{}",
+    note: ti.note,
+    rendered_map_index: null,
+    rendered_fields: {},
+    trigger: null,
+    triggerer_job: null,
+    dag_version: null,
     error: ti.error,
     child_dag_id: ti.childDagId,
     child_dag_run_id: ti.childRunId,
   };
 }
 
-export function serializeLog(log: TaskLogRecord): LogResponse {
-  return {
-    content: log.lines.map((line) => ({ timestamp: line.at.toISOString(), event: line.message, level: line.level })),
-    continuation_token: null,
-  };
+export function logLines(log: TaskLogRecord, from: number): { timestamp: string; event: string; level: string }[] {
+  return log.lines.slice(from).map((line) => ({ timestamp: line.at.toISOString(), event: line.message, level: line.level }));
 }
 
 /** Plain-text log: one line per entry, "<ISO time> <LEVEL> <message>". */
-export function logAsText(log: TaskLogRecord): string {
-  return log.lines.map((line) => `${line.at.toISOString()} ${line.level.toUpperCase()} ${line.message}\n`).join("");
+export function logAsText(log: TaskLogRecord, from: number): string {
+  return log.lines
+    .slice(from)
+    .map((line) => `${line.at.toISOString()} ${line.level.toUpperCase()} ${line.message}\n`)
+    .join("");
 }
 
 export function serializeVariable(variable: VariableRecord): VariableResponse {
@@ -109,6 +235,7 @@ export function serializeVariable(variable: VariableRecord): VariableResponse {
     value: variable.value,
     description: variable.description,
     is_encrypted: false,
+    team_name: null,
     updated_at: variable.updatedAt.toISOString(),
   };
 }

@@ -3,7 +3,7 @@
 // flight when its run is marked has its late result refused.
 import type pg from "pg";
 import { queryOne, query, statement } from "./db.ts";
-import { DagRunNotFoundError, UnknownTaskIdsError } from "./errors.ts";
+import { DagRunNotFoundError, TaskInstanceNotFoundError, UnknownTaskIdsError } from "./errors.ts";
 import type { Dag } from "./dag.ts";
 import type { DagRegistry } from "./registry.ts";
 
@@ -37,6 +37,34 @@ export async function markRun(pool: pg.Pool, dagId: string, runId: string, state
   const pk = await runPk(pool, dagId, runId);
   const row = await queryOne<{ changed: boolean }>(pool, MARK, [pk, state, by]);
   return row?.changed ?? false;
+}
+
+const TI_PK = statement(
+  "ti_pk_of",
+  `select ti.id from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
+    where r.dag_id = $1 and r.run_id = $2 and ti.task_id = $3`,
+);
+const MARK_TI = statement("mark_task_instance", "select runner.set_task_instance_state($1, $2, $3) as changed");
+const SET_TI_NOTE = statement("set_task_instance_note", "update runner.task_instances set note = $2 where id = $1");
+
+export type TaskInstanceMark = "success" | "failed" | "skipped";
+
+/** Marks one task instance and/or sets its note (000012_task_instance_state.sql). */
+export async function patchTaskInstance(
+  pool: pg.Pool,
+  dagId: string,
+  runId: string,
+  taskId: string,
+  patch: { state?: TaskInstanceMark; note?: string | null },
+  by: string,
+): Promise<void> {
+  const ti = await queryOne<{ id: number }>(pool, TI_PK, [dagId, runId, taskId]);
+  if (!ti) {
+    await runPk(pool, dagId, runId); // an unknown run is named as such
+    throw new TaskInstanceNotFoundError(dagId, runId, taskId);
+  }
+  if (patch.state !== undefined) await query(pool, MARK_TI, [ti.id, patch.state, by]);
+  if (patch.note !== undefined) await query(pool, SET_TI_NOTE, [ti.id, patch.note]);
 }
 
 const SET_NOTE = statement("set_run_note", "update runner.dag_runs set note = $3 where dag_id = $1 and run_id = $2 returning id");

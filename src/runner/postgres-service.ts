@@ -1,9 +1,9 @@
 // RunnerService over the engine's tables: what the REST API, the web view and the CLI call.
 import type pg from "pg";
 import { query, queryOne, statement } from "./db.ts";
-import { DagNotFoundError, VariableNotFoundError } from "./errors.ts";
+import { DagNotFoundError, TaskInstanceNotFoundError, VariableNotFoundError } from "./errors.ts";
 import { heartbeatIntervalMs } from "./leases.ts";
-import { clearTaskInstances, markRun, setRunNote } from "./operator.ts";
+import { clearTaskInstances, markRun, patchTaskInstance, setRunNote } from "./operator.ts";
 import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
 import type { DagRegistry } from "./registry.ts";
 import type { RunWaiters } from "./run-waiters.ts";
@@ -97,6 +97,14 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
       const cleared = new Set(await clearTaskInstances(pool, registry, dagId, request));
       const instances = await readTaskInstances(pool, dagId, request.runId);
       return instances.filter((ti) => cleared.has(ti.taskId));
+    },
+    async patchTaskInstance(dagId, runId, taskId, patch, meta) {
+      knownDag(dagId);
+      await patchTaskInstance(pool, dagId, runId, taskId, patch, meta.by);
+      const instances = await readTaskInstances(pool, dagId, runId);
+      const ti = instances.find((t) => t.taskId === taskId);
+      if (!ti) throw new TaskInstanceNotFoundError(dagId, runId, taskId);
+      return ti;
     },
     async getTaskLog(dagId, runId, taskId, tryNumber) {
       knownDag(dagId);

@@ -47,6 +47,7 @@ interface TaskInstanceRow {
   error: string | null;
   child_dag_id: string | null;
   child_run_id: string | null;
+  note: string | null;
 }
 
 const RUN_COLUMNS = `id, dag_id, run_id, state, run_type, conf, logical_date, queued_at, start_date, end_date, note,
@@ -56,21 +57,21 @@ const GET_RUN = statement("get_run", `select ${RUN_COLUMNS} from runner.dag_runs
 const LIST_RUNS_DESC = statement(
   "list_runs_desc",
   `select ${RUN_COLUMNS}, count(*) over () as total from runner.dag_runs
-    where dag_id = $1 and ($2::text is null or state = $2) order by id desc limit $3 offset $4`,
+    where dag_id = $1 and ($2::text[] is null or state = any($2::text[])) order by id desc limit $3 offset $4`,
 );
 const LIST_RUNS_ASC = statement(
   "list_runs_asc",
   `select ${RUN_COLUMNS}, count(*) over () as total from runner.dag_runs
-    where dag_id = $1 and ($2::text is null or state = $2) order by id asc limit $3 offset $4`,
+    where dag_id = $1 and ($2::text[] is null or state = any($2::text[])) order by id asc limit $3 offset $4`,
 );
 const COUNT_RUNS = statement(
   "count_runs",
-  "select count(*) as total from runner.dag_runs where dag_id = $1 and ($2::text is null or state = $2)",
+  "select count(*) as total from runner.dag_runs where dag_id = $1 and ($2::text[] is null or state = any($2::text[]))",
 );
 const LIST_TASK_INSTANCES = statement(
   "list_task_instances",
   `select ti.id, ti.task_id, ti.state, ti.try_number, ti.max_tries, ti.start_date, ti.end_date, ti.worker, ti.error,
-          ti.child_dag_id, ti.child_run_id
+          ti.child_dag_id, ti.child_run_id, ti.note
      from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
     where r.dag_id = $1 and r.run_id = $2
     order by array_position(r.manifest, ti.task_id), ti.task_id`,
@@ -122,6 +123,7 @@ function toTaskInstanceRecord(dagId: string, runId: string, row: TaskInstanceRow
     error: row.error,
     childDagId: row.child_dag_id,
     childRunId: row.child_run_id,
+    note: row.note,
   };
 }
 
@@ -134,9 +136,10 @@ export async function readRun(db: pg.Pool, dagId: string, runId: string): Promis
 
 export async function readRuns(db: pg.Pool, dagId: string, page: ListRunsQuery): Promise<Page<DagRunRecord>> {
   const stmt = page.order === "asc" ? LIST_RUNS_ASC : LIST_RUNS_DESC;
-  const rows = await query<RunRow & { total: number }>(db, stmt, [dagId, page.state ?? null, page.limit, page.offset]);
+  const states = page.state === undefined ? null : [page.state].flat();
+  const rows = await query<RunRow & { total: number }>(db, stmt, [dagId, states, page.limit, page.offset]);
   // past the last page the window count is absent; ask for it separately
-  const total = rows[0]?.total ?? (await queryOne<{ total: number }>(db, COUNT_RUNS, [dagId, page.state ?? null]))?.total;
+  const total = rows[0]?.total ?? (await queryOne<{ total: number }>(db, COUNT_RUNS, [dagId, states]))?.total;
   return { items: rows.map(toRunRecord), totalEntries: total ?? 0 };
 }
 

@@ -1,7 +1,7 @@
 // The contract between the engine and everything that talks to it (REST API, web view, CLI tests).
 // The engine implements RunnerService; src/api depends only on this interface and the errors in
 // src/runner/errors.ts, never on engine internals.
-import type { ClearRequest } from "./operator.ts";
+import type { ClearRequest, TaskInstanceMark } from "./operator.ts";
 import type {
   DagRunRecord,
   DagSummary,
@@ -32,6 +32,15 @@ export interface RunnerService {
   /** Clears task instances so they run again in the same run (see operator.ts); returns the
    * cleared (or, dry, the selected) instances. Throws DagRunNotFoundError, UnknownTaskIdsError. */
   clearTaskInstances(dagId: string, request: ClearRequest): Promise<TaskInstanceRecord[]>;
+  /** Marks one task instance success, failed or skipped (as if its try ended so; a running try is
+   * stopped) and/or sets its note. Throws DagRunNotFoundError, TaskInstanceNotFoundError. */
+  patchTaskInstance(
+    dagId: string,
+    runId: string,
+    taskId: string,
+    patch: { state?: TaskInstanceMark; note?: string | null },
+    meta: { by: string },
+  ): Promise<TaskInstanceRecord>;
   /** Throws TaskInstanceNotFoundError / TryNotFoundError. */
   getTaskLog(dagId: string, runId: string, taskId: string, tryNumber: number): Promise<TaskLogRecord>;
   /** Resolves when the run is terminal (woken by NOTIFY, not by polling) or when the timeout or

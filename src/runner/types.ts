@@ -94,6 +94,8 @@ export interface TaskInstanceRecord {
   /** For a waiting trigger: the child run it started. */
   childDagId: string | null;
   childRunId: string | null;
+  /** An operator's note (Airflow's task instance note). */
+  note: string | null;
 }
 
 export interface TaskLogRecord {
@@ -139,7 +141,8 @@ export interface Page<T> {
 export interface ListRunsQuery {
   limit: number;
   offset: number;
-  state?: RunState;
+  /** One state or any of several. */
+  state?: RunState | readonly RunState[];
   /** Newest first by default. */
   order?: "asc" | "desc";
 }

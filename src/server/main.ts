@@ -7,12 +7,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import type { Logger } from "pino";
-import { dags } from "../../dags/index.ts";
 import { apiListenHost, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
 import { coerceError } from "../runner/errors.ts";
 import { createRunner } from "../runner/runner.ts";
 import type { Runner } from "../runner/runner.ts";
 import { createStandApp } from "./app.ts";
+import { loadDags } from "./dag-loader.ts";
 
 const CLOSE_GRACE_MS = 10_000;
 
@@ -48,6 +48,7 @@ export interface RunningServer {
 /** Starts the engine, then the API; if the port is taken, the engine is stopped again. */
 export async function startServer(logger: Logger): Promise<RunningServer> {
   const config = loadStandConfig();
+  const { dags, importErrors, loadedAt } = await loadDags(logger.child({ component: "dags" }));
   const runner = createRunner({
     pgUrl: postgresUrl(config.postgres.runner_database, config),
     dags,
@@ -62,6 +63,13 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   const app = createStandApp({
     runner,
     token: config.runner.api_token,
+    login: config.runner.auth && {
+      jwtSecret: config.runner.auth.jwt_secret,
+      tokenTtlSeconds: config.runner.auth.token_ttl_seconds,
+      users: config.runner.auth.users,
+    },
+    importErrors: () => importErrors,
+    dagsLoadedAt: loadedAt,
     logger: logger.child({ component: "api" }),
     metricsRegistry: runner.metrics,
     shutdownSignal: shutdown.signal,

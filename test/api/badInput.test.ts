@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { useTestRunner } from "../support/runner-db.ts";
-import { auth, call, startApi } from "./harness.ts";
+import { auth, call, problemText, startApi } from "./harness.ts";
 import type { ApiHarness } from "./harness.ts";
 import { testDags } from "./testDags.ts";
 
@@ -27,6 +27,21 @@ const cases: BadCase[] = [
   { name: "JSON that is not an object", method: "POST", path: runs, headers: { ...auth, ...json }, rawBody: "[1,2]", status: 422, field: "body", detail: /expected object/ },
   { name: "bare JSON null", method: "POST", path: runs, headers: { ...auth, ...json }, rawBody: "null", status: 400, field: "body", detail: /not valid JSON/ },
   { name: "body that is not JSON", method: "POST", path: runs, headers: { ...auth, "Content-Type": "text/plain" }, rawBody: "days=3", status: 415, field: "body", detail: /must be JSON/ },
+  { name: "unknown task instance", method: "GET", path: `${runs}/existing_run/taskInstances/no_such_task`, status: 404, field: "task_id", detail: /no_such_task/ },
+  { name: "mark of an unknown task instance", method: "PATCH", path: `${runs}/existing_run/taskInstances/no_such_task`, headers: auth, body: { new_state: "success" }, status: 404, field: "task_id", detail: /no_such_task/ },
+  { name: "task instance marked running", method: "PATCH", path: `${runs}/existing_run/taskInstances/first`, headers: auth, body: { new_state: "running" }, status: 422, field: "new_state", detail: /success, failed, skipped/ },
+  { name: "task instance mark with include_downstream", method: "PATCH", path: `${runs}/existing_run/taskInstances/first`, headers: auth, body: { new_state: "success", include_downstream: true }, status: 422, field: "include_downstream", detail: /not supported/ },
+  { name: "details of an unknown DAG", method: "GET", path: "/api/v2/dags/no_such_dag/details", status: 404, field: "dag_id", detail: /no_such_dag/ },
+  { name: "source of an unknown DAG", method: "GET", path: "/api/v2/dagSources/no_such_dag", status: 404, field: "dag_id", detail: /no_such_dag/ },
+  { name: "a forged file token", method: "GET", path: "/api/v2/dagSources/ZGFncy94LnRz.AAAAAAAAAAAAAAAAAAAAAA", status: 404, field: "dag_id", detail: /file_token/ },
+  { name: "stats of an unknown DAG", method: "GET", path: "/api/v2/dagStats?dag_ids=no_such_dag", status: 404, field: "dag_id", detail: /no_such_dag/ },
+  { name: "a forged log continuation token", method: "GET", path: `${runs}/existing_run/taskInstances/first/logs/1?token=abc.def`, status: 400, field: "token", detail: /continuation token/ },
+  { name: "patch_dag update_mask of another field", method: "PATCH", path: "/api/v2/dags/api_ok?update_mask=description", headers: auth, body: { is_paused: false }, status: 422, field: "update_mask", detail: /is_paused/ },
+  { name: "bulk variables without actions", method: "PATCH", path: "/api/v2/variables", headers: auth, body: {}, status: 422, field: "actions", detail: /actions/ },
+  { name: "bulk variables with an unknown action", method: "PATCH", path: "/api/v2/variables", headers: auth, body: { actions: [{ action: "rename", entities: [] }] }, status: 422, field: "actions.0.action", detail: /action/ },
+  { name: "login without a password", method: "POST", path: "/auth/token", body: { username: "tester" }, status: 422, field: "password", detail: /password/ },
+  { name: "login with a wrong password", method: "POST", path: "/auth/token", body: { username: "tester", password: "wrong-password" }, status: 401, field: "password", detail: /invalid username or password/ },
+  { name: "a tampered JWT", method: "POST", path: runs, headers: { Authorization: "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0ZXIifQ.c2lnbmF0dXJl" }, body: {}, status: 401, field: "Authorization", detail: /not valid/ },
   { name: "unknown DAG", method: "GET", path: "/api/v2/dags/no_such_dag", status: 404, field: "dag_id", detail: /no_such_dag/ },
   { name: "trigger of an unknown DAG", method: "POST", path: "/api/v2/dags/no_such_dag/dagRuns", headers: auth, body: {}, status: 404, field: "dag_id", detail: /no_such_dag/ },
   { name: "runs of an unknown DAG", method: "GET", path: "/api/v2/dags/no_such_dag/dagRuns", status: 404, field: "dag_id", detail: /no_such_dag/ },
@@ -101,8 +116,12 @@ void describe("bad input is answered 4xx with problem JSON naming the problem", 
       assert.equal(res.body.status, c.status);
       assert.equal(typeof res.body.title, "string");
       assert.equal(res.body.type, "about:blank");
-      assert.match(res.body.detail, c.detail);
-      if (c.field !== undefined) assert.equal(res.body.field, c.field, `field of: ${res.body.detail}`);
+      assert.match(problemText(res.body), c.detail);
+      if (c.field !== undefined) assert.equal(res.body.field, c.field, `field of: ${problemText(res.body)}`);
+      if (c.status === 422) {
+        assert.ok(Array.isArray(res.body.detail), "a 422's detail is FastAPI's list, as Airflow answers");
+        assert.deepEqual(res.body.detail.map((d) => d.loc.at(-1)), (res.body.errors ?? []).map((e) => e.field.split(".").at(-1)));
+      }
     });
   }
 
@@ -115,7 +134,7 @@ void describe("bad input is answered 4xx with problem JSON naming the problem", 
   void it("a 405 names the allowed methods in Allow", async () => {
     const res = await call(api.baseUrl, "PUT", "/api/v2/variables", { headers: auth, body: {} });
     assert.equal(res.status, 405);
-    assert.equal(res.headers.get("allow"), "GET, POST, HEAD");
+    assert.equal(res.headers.get("allow"), "GET, POST, PATCH, HEAD");
   });
 
   void it("a 401 carries WWW-Authenticate", async () => {

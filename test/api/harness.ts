@@ -1,15 +1,26 @@
 // Mounts the stand's app (API + web view, src/server/app.ts) on an ephemeral 127.0.0.1 port over a
-// given engine, for the API, CLI and web tests.
+// given engine, for the API, CLI and web tests. Every answer `call` gets from a route Airflow has is
+// checked against Airflow's own OpenAPI document (airflow-contract.ts) and fails the test if invalid.
+import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pino from "pino";
 import { Registry } from "prom-client";
 import type { RunnerApp } from "../../src/api/app.ts";
+import type { LoginConfig } from "../../src/api/auth.ts";
+import type { DagImportError } from "../../src/api/context.ts";
 import type { ProblemBody } from "../../src/api/problem.ts";
 import type { RunnerService } from "../../src/runner/service.ts";
 import { createStandApp } from "../../src/server/app.ts";
+import { checkAgainstAirflow } from "./airflow-contract.ts";
 
 export const TEST_TOKEN = "test-token-0123456789";
+export const TEST_USER = { username: "tester", password: "tester-password-1" };
+export const TEST_LOGIN: LoginConfig = {
+  jwtSecret: "test-jwt-secret-0123456789abcdef0123456789",
+  tokenTtlSeconds: 3600,
+  users: [TEST_USER, { username: "second", password: "second-password-2" }],
+};
 
 export interface ApiHarness {
   app: RunnerApp;
@@ -17,9 +28,22 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function startApi(runner: RunnerService, registry: Registry = new Registry()): Promise<ApiHarness> {
+export interface StartApiOptions {
+  login?: LoginConfig;
+  importErrors?: () => readonly DagImportError[];
+}
+
+export async function startApi(runner: RunnerService, registry: Registry = new Registry(), options: StartApiOptions = {}): Promise<ApiHarness> {
   const shutdown = new AbortController();
-  const app = createStandApp({ runner, token: TEST_TOKEN, logger: pino({ level: "silent" }), metricsRegistry: registry, shutdownSignal: shutdown.signal });
+  const app = createStandApp({
+    runner,
+    token: TEST_TOKEN,
+    login: options.login ?? TEST_LOGIN,
+    importErrors: options.importErrors,
+    logger: pino({ level: "silent" }),
+    metricsRegistry: registry,
+    shutdownSignal: shutdown.signal,
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
@@ -37,12 +61,13 @@ export async function startApi(runner: RunnerService, registry: Registry = new R
 
 export const auth = { Authorization: `Bearer ${TEST_TOKEN}` };
 
-/** One HTTP call; body is the parsed JSON typed as the caller expects (undefined when not JSON). */
+/** One HTTP call; body is the parsed JSON typed as the caller expects (undefined when not JSON). An
+ * answer of a route Airflow has must validate against Airflow's document (unless airflowCheck: false). */
 export async function call<T = ProblemBody>(
   baseUrl: string,
   method: string,
   path: string,
-  options: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  options: { body?: unknown; rawBody?: string; headers?: Record<string, string>; airflowCheck?: boolean } = {},
 ): Promise<{ status: number; body: T; text: string; headers: Headers }> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | undefined = options.rawBody;
@@ -58,5 +83,15 @@ export async function call<T = ProblemBody>(
   } catch {
     parsed = undefined;
   }
+  if (options.airflowCheck !== false) {
+    const check = checkAgainstAirflow(method, path, response.status, response.headers.get("content-type") ?? "", parsed);
+    assert.deepEqual(check.errors, [], `${method} ${path.slice(0, 120)} answered ${response.status}, which Airflow's document refuses (${check.operation}): ${text.slice(0, 400)}`);
+  }
   return { status: response.status, body: parsed as T, text, headers: response.headers };
+}
+
+/** A problem's text: its detail, or (a 422, whose detail is FastAPI's list) its errors joined. */
+export function problemText(problem: ProblemBody): string {
+  if (typeof problem.detail === "string") return problem.detail;
+  return (problem.errors ?? []).map((e) => `${e.field}: ${e.message}`).join("; ");
 }

@@ -17,7 +17,8 @@ import {
   triggerRunBody,
   waitQuery,
 } from "../schemas.ts";
-import { serializeRun } from "../serialize.ts";
+import { serializeRun, triggeredByWithUser } from "../serialize.ts";
+import { userOf } from "../auth.ts";
 
 const runNotFound = { description: "Unknown DAG or run" };
 
@@ -50,7 +51,7 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
           conf: (body.conf ?? {}) as RunConf,
           note: body.note ?? null,
           runType: "manual",
-          triggeredBy: caller === "cli" ? "cli" : "rest_api",
+          triggeredBy: triggeredByWithUser(caller === "cli" ? "cli" : "rest_api", userOf(res.locals)),
         });
         res.json(serializeRun(run));
       },
@@ -74,7 +75,7 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
           limit: query.limit,
           offset: query.offset,
           state: query.state,
-          order: query.order_by.startsWith("-") ? "desc" : "asc",
+          order: (query.order_by[0] ?? "-queued_at").startsWith("-") ? "desc" : "asc",
         });
         res.json({ dag_runs: page.items.map(serializeRun), total_entries: page.totalEntries });
       },
@@ -114,7 +115,7 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
         404: runNotFound,
       },
       async handle({ params, query, body, req, res }) {
-        const mask = query.update_mask === undefined ? undefined : new Set([query.update_mask].flat());
+        const mask = query.update_mask === undefined ? undefined : new Set(query.update_mask);
         const wants = (field: "state" | "note") => body[field] !== undefined && (mask === undefined || mask.has(field));
         if (wants("state") && body.state === "queued") {
           throw new ApiProblem(400, "state: queued is not supported here; POST .../clearTaskInstances runs tasks again in the same run", { field: "state" });

@@ -1,11 +1,24 @@
-// GET /api/v2/dags, GET and PATCH /api/v2/dags/{dag_id}: the DAGs the runner knows, and pausing.
+// GET /api/v2/dags, GET and PATCH /api/v2/dags/{dag_id}, GET .../details: the DAGs the runner knows,
+// and pausing.
 import type { ApiContext } from "../context.ts";
 import { defineRoute } from "../route.ts";
 import type { RouteSpec } from "../route.ts";
-import { dagCollection, dagPatchBody, dagPathParams, dagResponse, listDagsQuery } from "../schemas.ts";
-import { serializeDag } from "../serialize.ts";
+import { dagCollection, dagDetailsResponse, dagPatchBody, dagPatchQuery, dagPathParams, dagResponse, listDagsQuery } from "../schemas.ts";
+import { serializeDag, serializeDagDetails } from "../serialize.ts";
 
-export function dagRoutes({ runner }: ApiContext): RouteSpec[] {
+const unknownDag = { description: "Unknown DAG" };
+
+/** Airflow's *_pattern: case-insensitive substring, % any run of characters, _ one character. */
+function patternMatcher(pattern: string | undefined): (text: string) => boolean {
+  if (pattern === undefined || pattern === "~") return () => true;
+  const alternatives = pattern.split("|").map((part) => {
+    const escaped = part.replace(/[.*+?^${}()[\]\\]/g, "\\$&").replace(/%/g, ".*").replace(/_/g, ".");
+    return new RegExp(escaped, "i");
+  });
+  return (text) => alternatives.some((re) => re.test(text));
+}
+
+export function dagRoutes({ runner, dags: dagContext }: ApiContext): RouteSpec[] {
   return [
     defineRoute({
       method: "get",
@@ -17,11 +30,14 @@ export function dagRoutes({ runner }: ApiContext): RouteSpec[] {
       query: listDagsQuery,
       responses: { 200: { description: "DAGs, sorted by id", schema: dagCollection, schemaName: "DAGCollectionResponse" } },
       async handle({ query, res }) {
+        const matches = patternMatcher(query.dag_id_pattern);
         const all = (await runner.listDags())
-          .filter((dag) => query.paused === undefined || dag.isPaused === (query.paused === "true"))
+          .filter((dag) => query.paused === undefined || dag.isPaused === query.paused)
+          .filter((dag) => matches(dag.dagId))
           .sort((a, b) => a.dagId.localeCompare(b.dagId));
+        if (query.order_by?.[0] === "-dag_id") all.reverse();
         const page = all.slice(query.offset, query.offset + query.limit);
-        res.json({ dags: page.map(serializeDag), total_entries: all.length });
+        res.json({ dags: page.map((dag) => serializeDag(dag, dagContext)), total_entries: all.length });
       },
     }),
     defineRoute({
@@ -32,12 +48,24 @@ export function dagRoutes({ runner }: ApiContext): RouteSpec[] {
       tag: "DAG",
       auth: false,
       params: dagPathParams,
-      responses: {
-        200: { description: "The DAG", schema: dagResponse, schemaName: "DAGResponse" },
-        404: { description: "Unknown DAG" },
-      },
+      responses: { 200: { description: "The DAG", schema: dagResponse, schemaName: "DAGResponse" }, 404: unknownDag },
       async handle({ params, res }) {
-        res.json(serializeDag(await runner.getDag(params.dag_id)));
+        res.json(serializeDag(await runner.getDag(params.dag_id), dagContext));
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/dags/{dag_id}/details",
+      operationId: "get_dag_details",
+      summary: "Get a DAG with its details (params, timezone, active runs)",
+      tag: "DAG",
+      auth: false,
+      params: dagPathParams,
+      responses: { 200: { description: "The DAG's details", schema: dagDetailsResponse, schemaName: "DAGDetailsResponse" }, 404: unknownDag },
+      async handle({ params, res }) {
+        const dag = await runner.getDag(params.dag_id);
+        const running = await runner.listRuns(params.dag_id, { limit: 1, offset: 0, state: "running" });
+        res.json(serializeDagDetails(dag, { ...dagContext, activeRuns: running.totalEntries }));
       },
     }),
     defineRoute({
@@ -45,17 +73,16 @@ export function dagRoutes({ runner }: ApiContext): RouteSpec[] {
       path: "/api/v2/dags/{dag_id}",
       operationId: "patch_dag",
       summary: "Pause or unpause a DAG",
+      description: "Airflow's DAGPatchBody; update_mask may name only is_paused.",
       tag: "DAG",
       auth: true,
       params: dagPathParams,
+      query: dagPatchQuery,
       body: dagPatchBody,
       bodySchemaName: "DAGPatchBody",
-      responses: {
-        200: { description: "The DAG after the change", schema: dagResponse, schemaName: "DAGResponse" },
-        404: { description: "Unknown DAG" },
-      },
+      responses: { 200: { description: "The DAG after the change", schema: dagResponse, schemaName: "DAGResponse" }, 404: unknownDag },
       async handle({ params, body, res }) {
-        res.json(serializeDag(await runner.setPaused(params.dag_id, body.is_paused)));
+        res.json(serializeDag(await runner.setPaused(params.dag_id, body.is_paused), dagContext));
       },
     }),
   ];

@@ -17,12 +17,13 @@ export function monitorRoutes({ runner, metricsRegistry }: ApiContext, openApiDo
       responses: { 200: { description: "Component statuses", schema: healthResponse, schemaName: "HealthInfoResponse" } },
       async handle({ res }) {
         const health = await runner.health();
+        const heartbeat = health.latestHeartbeat ? health.latestHeartbeat.toISOString() : null;
         res.json({
           metadatabase: { status: health.metadatabase },
-          scheduler: {
-            status: health.scheduler,
-            latest_scheduler_heartbeat: health.latestHeartbeat ? health.latestHeartbeat.toISOString() : null,
-          },
+          scheduler: { status: health.scheduler, latest_scheduler_heartbeat: heartbeat },
+          // waiting triggers resume inside the engine's workers: the scheduler's heartbeat is theirs
+          triggerer: { status: health.scheduler, latest_triggerer_heartbeat: heartbeat },
+          dag_processor: null,
         });
       },
     }),

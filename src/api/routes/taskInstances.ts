@@ -1,13 +1,46 @@
-// Task instances of a run and their logs, one log per try; clearing them so they run again.
+// Task instances of a run: list, get, mark (PATCH new_state / note), clear so they run again, and the
+// log of each try, read on with Airflow's continuation token while the try is still running.
+import { z } from "zod";
 import type { ApiContext } from "../context.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
 import { callerOf } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
-import { clearTaskInstancesBody, dagPathParams, logPathParams, logResponse, runPathParams, taskInstanceCollection } from "../schemas.ts";
-import { logAsText, serializeLog, serializeTaskInstance } from "../serialize.ts";
+import { defineRoute } from "../route.ts";
+import type { RouteSpec } from "../route.ts";
+import {
+  clearTaskInstancesBody,
+  dagPathParams,
+  logPathParams,
+  logQuery,
+  logResponse,
+  patchTaskInstanceBody,
+  patchTaskInstanceQuery,
+  runPathParams,
+  taskInstanceCollection,
+  taskInstanceResponse,
+  taskInstancesQuery,
+  taskPathParams,
+} from "../schemas.ts";
+import { logAsText, logLines, serializeTaskInstance } from "../serialize.ts";
 
-export function taskInstanceRoutes({ runner }: ApiContext): RouteSpec[] {
+const collection = { schema: taskInstanceCollection, schemaName: "TaskInstanceCollectionResponse" };
+const LOG_TOKEN = "log-continuation";
+const logPosition = z.object({ dag_id: z.string(), dag_run_id: z.string(), task_id: z.string(), try_number: z.number(), pos: z.number().int().min(0) }).strict();
+type LogPosition = z.infer<typeof logPosition>;
+
+export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
+  /** Where a continuation token says to read on; 400 naming `token` when it is not one of ours for this try. */
+  function readLogToken(token: string | undefined, at: Omit<LogPosition, "pos">): number {
+    if (token === undefined) return 0;
+    const text = auth.readSigned(LOG_TOKEN, token);
+    const parsed = text === undefined ? undefined : logPosition.safeParse(JSON.parse(text));
+    if (!parsed?.success) throw new ApiProblem(400, "token: not a continuation token this runner issued (or it was altered)", { field: "token" });
+    const p = parsed.data;
+    if (p.dag_id !== at.dag_id || p.dag_run_id !== at.dag_run_id || p.task_id !== at.task_id || p.try_number !== at.try_number) {
+      throw new ApiProblem(400, "token: this continuation token belongs to another task instance or try", { field: "token" });
+    }
+    return p.pos;
+  }
+
   return [
     defineRoute({
       method: "post",
@@ -27,7 +60,7 @@ export function taskInstanceRoutes({ runner }: ApiContext): RouteSpec[] {
       body: clearTaskInstancesBody,
       bodySchemaName: "ClearTaskInstancesBody",
       responses: {
-        200: { description: "The task instances cleared (or, dry, that would be)", schema: taskInstanceCollection, schemaName: "TaskInstanceCollectionResponse" },
+        200: { description: "The task instances cleared (or, dry, that would be)", ...collection },
         400: { description: "No dag_run_id, an unknown task id, or a malformed body" },
         404: { description: "Unknown DAG or run" },
       },
@@ -42,6 +75,7 @@ export function taskInstanceRoutes({ runner }: ApiContext): RouteSpec[] {
           dryRun: body.dry_run,
           by: callerOf(req),
         });
+        if (!body.dry_run && body.note !== undefined) await runner.patchRun(params.dag_id, body.dag_run_id, { note: body.note }, { by: callerOf(req) });
         const run = await runner.getRun(params.dag_id, body.dag_run_id);
         res.json({ task_instances: cleared.map((ti) => serializeTaskInstance(ti, run)), total_entries: cleared.length });
       },
@@ -55,14 +89,59 @@ export function taskInstanceRoutes({ runner }: ApiContext): RouteSpec[] {
       tag: "Task Instance",
       auth: false,
       params: runPathParams,
+      query: taskInstancesQuery,
+      responses: { 200: { description: "The run's task instances", ...collection }, 404: { description: "Unknown DAG or run" } },
+      async handle({ params, query, res }) {
+        const run = await runner.getRun(params.dag_id, params.dag_run_id);
+        const items = await runner.listTaskInstances(params.dag_id, params.dag_run_id);
+        const page = items.slice(query.offset, query.offset + query.limit);
+        res.json({ task_instances: page.map((ti) => serializeTaskInstance(ti, run)), total_entries: items.length });
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}",
+      operationId: "get_task_instance",
+      summary: "Get a task instance",
+      tag: "Task Instance",
+      auth: false,
+      params: taskPathParams,
       responses: {
-        200: { description: "The run's task instances", schema: taskInstanceCollection, schemaName: "TaskInstanceCollectionResponse" },
-        404: { description: "Unknown DAG or run" },
+        200: { description: "The task instance", schema: taskInstanceResponse, schemaName: "TaskInstanceResponse" },
+        404: { description: "Unknown DAG, run or task" },
       },
       async handle({ params, res }) {
         const run = await runner.getRun(params.dag_id, params.dag_run_id);
-        const items = await runner.listTaskInstances(params.dag_id, params.dag_run_id);
-        res.json({ task_instances: items.map((ti) => serializeTaskInstance(ti, run)), total_entries: items.length });
+        const ti = (await runner.listTaskInstances(params.dag_id, params.dag_run_id)).find((t) => t.taskId === params.task_id);
+        if (!ti) throw new ApiProblem(404, `task '${params.task_id}' is not in run ${params.dag_id}/${params.dag_run_id}`, { field: "task_id" });
+        res.json(serializeTaskInstance(ti, run));
+      },
+    }),
+    defineRoute({
+      method: "patch",
+      path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}",
+      operationId: "patch_task_instance",
+      summary: "Mark a task instance success, failed or skipped, or set its note",
+      description:
+        "Airflow's PatchTaskInstanceBody. new_state ends the task instance as if its try ended so (a running try is " +
+        "stopped and its late result refused): in an open run success or skipped lets its downstream go on, failed " +
+        "ends the run as failed. In a finished run only the task instance changes. include_upstream/downstream/" +
+        "future/past are not supported (422). update_mask limits which body fields apply.",
+      tag: "Task Instance",
+      auth: true,
+      params: taskPathParams,
+      query: patchTaskInstanceQuery,
+      body: patchTaskInstanceBody,
+      bodySchemaName: "PatchTaskInstanceBody",
+      responses: { 200: { description: "The task instance after the change", ...collection }, 404: { description: "Unknown DAG, run or task" } },
+      async handle({ params, query, body, req, res }) {
+        const mask = query.update_mask === undefined ? undefined : new Set(query.update_mask);
+        const wants = (field: "new_state" | "note") => body[field] !== undefined && (mask === undefined || mask.has(field));
+        const state = wants("new_state") ? (body.new_state ?? undefined) : undefined;
+        const note = wants("note") ? (body.note ?? null) : undefined;
+        const ti = await runner.patchTaskInstance(params.dag_id, params.dag_run_id, params.task_id, { state, note }, { by: callerOf(req) });
+        const run = await runner.getRun(params.dag_id, params.dag_run_id);
+        res.json({ task_instances: [serializeTaskInstance(ti, run)], total_entries: 1 });
       },
     }),
     defineRoute({
@@ -70,21 +149,36 @@ export function taskInstanceRoutes({ runner }: ApiContext): RouteSpec[] {
       path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/logs/{try_number}",
       operationId: "get_log",
       summary: "Get the log of one try of a task instance",
-      description: "JSON ({content: [...]}) by default; 'Accept: text/plain' gives one line per entry.",
+      description:
+        "JSON ({content, continuation_token}) by default; 'Accept: application/x-ndjson' gives one JSON line per entry and " +
+        "'Accept: text/plain' one text line per entry (the token then in the X-Continuation-Token header). While the try " +
+        "runs, continuation_token is set: pass it back as ?token= to get the lines written since. It is null once the try " +
+        "has ended and every line was sent.",
       tag: "Task Instance",
       auth: false,
       params: logPathParams,
+      query: logQuery,
       responses: {
         200: { description: "The try's log", schema: logResponse, schemaName: "TaskInstancesLogResponse" },
+        400: { description: "A continuation token that is not one of this runner's for this try" },
         404: { description: "Unknown DAG, run, task, or try" },
       },
-      async handle({ params, req, res }) {
+      async handle({ params, query, req, res }) {
+        const at = { dag_id: params.dag_id, dag_run_id: params.dag_run_id, task_id: params.task_id, try_number: params.try_number };
+        const from = readLogToken(query.token, at);
         const log = await runner.getTaskLog(params.dag_id, params.dag_run_id, params.task_id, params.try_number);
-        if (req.accepts(["application/json", "text/plain"]) === "text/plain") {
-          res.type("text/plain; charset=utf-8").send(logAsText(log));
+        const ti = (await runner.listTaskInstances(params.dag_id, params.dag_run_id)).find((t) => t.taskId === params.task_id);
+        const tryRunning = ti !== undefined && ti.tryNumber === params.try_number && (ti.state === "running" || ti.state === "deferred");
+        const pos = Math.max(from, log.lines.length);
+        const token = tryRunning ? auth.sign(LOG_TOKEN, JSON.stringify({ ...at, pos })) : null;
+        const wanted = req.accepts(["application/json", "application/x-ndjson", "text/plain"]);
+        if (wanted === "text/plain" || wanted === "application/x-ndjson") {
+          if (token !== null) res.setHeader("X-Continuation-Token", token);
+          const body = wanted === "text/plain" ? logAsText(log, from) : logLines(log, from).map((line) => `${JSON.stringify(line)}\n`).join("");
+          res.type(wanted === "text/plain" ? "text/plain; charset=utf-8" : "application/x-ndjson").send(body);
           return;
         }
-        res.json(serializeLog(log));
+        res.json({ content: logLines(log, from), continuation_token: token });
       },
     }),
   ];

@@ -16,13 +16,10 @@ import {
   variableResponse,
 } from "../schemas.ts";
 import { serializeVariable, serializeVariableChange } from "../serialize.ts";
+import { storedText } from "./variablesBulk.ts";
 
 const variableSchema = { schema: variableResponse, schemaName: "VariableResponse" };
 
-/** Airflow 3 accepts any JSON value and stores non-strings as their JSON text. */
-function storedText(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
 
 function updateMask(mask: string | string[] | undefined): Set<string> | undefined {
   if (mask === undefined) return undefined;

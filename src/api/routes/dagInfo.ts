@@ -1,0 +1,147 @@
+// What Airflow's clients read about the DAGs beside the DAGs themselves: run counts per state
+// (dagStats), a DAG's source file (dagSources), the DAG files that failed to load (importErrors),
+// and the API's version.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { repoRoot } from "../../config/stand.ts";
+import { RUN_STATES } from "../../runner/types.ts";
+import type { DagSummary } from "../../runner/types.ts";
+import { API_VERSION } from "../version.ts";
+import type { ApiContext } from "../context.ts";
+import { ApiProblem } from "../problem.ts";
+import { defineRoute } from "../route.ts";
+import type { RouteSpec } from "../route.ts";
+import {
+  dagIdSchema,
+  dagSourceQuery,
+  dagSourceResponse,
+  dagStatsCollection,
+  dagStatsQuery,
+  importErrorCollection,
+  importErrorsQuery,
+  versionResponse,
+} from "../schemas.ts";
+import { z } from "zod";
+
+/** A DAG id, or (as Airflow 2's dagSources/{file_token}) a file token this API handed out. */
+const dagSourcePathParams = z.object({ dag_id: z.string().min(1).max(2000).describe("a DAG id, or a DAG's file_token") }).strict();
+
+export function dagInfoRoutes({ runner, auth, importErrors }: ApiContext): RouteSpec[] {
+  /** The DAG a dagSources path names: by id, else by the file its token signs. */
+  async function dagForSource(idOrToken: string): Promise<DagSummary> {
+    if (dagIdSchema.safeParse(idOrToken).success) {
+      const byId = (await runner.listDags()).find((dag) => dag.dagId === idOrToken);
+      if (byId) return byId;
+    }
+    const fileloc = auth.readFileToken(idOrToken);
+    const byFile = fileloc === undefined ? undefined : (await runner.listDags()).find((dag) => dag.fileloc === fileloc);
+    if (!byFile) throw new ApiProblem(404, `no DAG '${idOrToken.slice(0, 250)}' (and it is not a file_token this runner issued)`, { field: "dag_id" });
+    return byFile;
+  }
+
+  /** The source of a loaded DAG's own file; only files under the repository are read. */
+  async function sourceOf(dag: DagSummary): Promise<string | null> {
+    const file = path.resolve(repoRoot, dag.fileloc);
+    if (!file.startsWith(repoRoot + path.sep)) return null;
+    try {
+      return await readFile(file, "utf8");
+    } catch {
+      return null;
+    }
+  }
+
+  return [
+    defineRoute({
+      method: "get",
+      path: "/api/v2/dagStats",
+      operationId: "get_dag_stats",
+      summary: "Runs per state of each DAG",
+      tag: "DagStats",
+      auth: false,
+      query: dagStatsQuery,
+      responses: {
+        200: { description: "Every DAG (or those named), a count per run state", schema: dagStatsCollection, schemaName: "DagStatsCollectionResponse" },
+        404: { description: "A DAG named in dag_ids is unknown" },
+      },
+      async handle({ query, res }) {
+        const dags = query.dag_ids ? await Promise.all(query.dag_ids.map((id) => runner.getDag(id))) : await runner.listDags();
+        const stats = await Promise.all(
+          dags.map(async (dag) => ({
+            dag_id: dag.dagId,
+            dag_display_name: dag.dagId,
+            stats: await Promise.all(
+              RUN_STATES.map(async (state) => ({ state, count: (await runner.listRuns(dag.dagId, { limit: 1, offset: 0, state })).totalEntries })),
+            ),
+          })),
+        );
+        res.json({ dags: stats, total_entries: stats.length });
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/dagSources/{dag_id}",
+      operationId: "get_dag_source",
+      summary: "The source file of a DAG",
+      description: "By DAG id (Airflow 3), or by the DAG's file_token (Airflow 2). JSON by default; 'Accept: text/plain' gives the file as is.",
+      tag: "DagSource",
+      auth: false,
+      params: dagSourcePathParams,
+      query: dagSourceQuery,
+      responses: {
+        200: { description: "The DAG's source (content null when its file cannot be read)", schema: dagSourceResponse, schemaName: "DAGSourceResponse" },
+        404: { description: "Unknown DAG or file token" },
+      },
+      async handle({ params, req, res }) {
+        const dag = await dagForSource(params.dag_id);
+        const content = await sourceOf(dag);
+        if (req.accepts(["application/json", "text/plain"]) === "text/plain") {
+          if (content === null) throw new ApiProblem(404, `the source file of DAG '${dag.dagId}' (${dag.fileloc}) cannot be read`, { field: "dag_id" });
+          res.type("text/plain; charset=utf-8").send(content);
+          return;
+        }
+        res.json({ content, dag_id: dag.dagId, version_number: null, dag_display_name: dag.dagId });
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/importErrors",
+      operationId: "get_import_errors",
+      summary: "DAG files that failed to load",
+      description: "A DAG file whose import throws (or whose DAG is invalid) is left out and listed here; the runner starts with the rest.",
+      tag: "Import Error",
+      auth: false,
+      query: importErrorsQuery,
+      responses: { 200: { description: "One page of import errors", schema: importErrorCollection, schemaName: "ImportErrorCollectionResponse" } },
+      handle({ query, res }) {
+        const order = query.order_by?.[0] ?? "id";
+        const key = order.replace(/^-/, "");
+        const sorted = [...importErrors()].sort((a, b) =>
+          key === "timestamp" ? a.timestamp.getTime() - b.timestamp.getTime() : key === "filename" ? a.filename.localeCompare(b.filename) : a.id - b.id,
+        );
+        if (order.startsWith("-")) sorted.reverse();
+        res.json({
+          import_errors: sorted.slice(query.offset, query.offset + query.limit).map((e) => ({
+            import_error_id: e.id,
+            timestamp: e.timestamp.toISOString(),
+            filename: e.filename,
+            bundle_name: "dags-folder",
+            stack_trace: e.stackTrace,
+          })),
+          total_entries: sorted.length,
+        });
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/version",
+      operationId: "get_version",
+      summary: "The API's version",
+      tag: "Version",
+      auth: false,
+      responses: { 200: { description: "Version", schema: versionResponse, schemaName: "VersionInfo" } },
+      handle({ res }) {
+        res.json({ version: API_VERSION, git_version: null });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,42 @@
+// Login as Airflow's simple auth manager: POST /auth/token (JSON or form) and /auth/token/cli (what
+// airflowctl calls) take {username, password} and answer 201 {access_token}, a signed JWT with an
+// expiry; bad credentials are 401. Users and the signing key are runner.auth in stand.yaml.
+import type { ApiContext } from "../context.ts";
+import { ApiProblem } from "../problem.ts";
+import { defineRoute } from "../route.ts";
+import type { RouteSpec } from "../route.ts";
+import { loginBody, loginResponse } from "../schemas.ts";
+
+export function loginRoutes({ auth }: ApiContext): RouteSpec[] {
+  const login = (path: string, operationId: string, summary: string, formBody: boolean): RouteSpec =>
+    defineRoute({
+      method: "post",
+      path,
+      operationId,
+      summary,
+      description:
+        "Airflow's simple auth manager login. The token goes in 'Authorization: Bearer <access_token>' on calls that change " +
+        "state; it expires after runner.auth.token_ttl_seconds. Bad credentials are 401.",
+      tag: "Login",
+      auth: false,
+      formBody,
+      body: loginBody,
+      bodySchemaName: "LoginBody",
+      responses: {
+        201: { description: "A signed JWT", schema: loginResponse, schemaName: "LoginResponse" },
+        401: { description: "Unknown user or wrong password, or no login configured" },
+      },
+      async handle({ body, res }) {
+        if (!auth.loginEnabled) {
+          throw new ApiProblem(401, "this runner has no users: add runner.auth (users, jwt_secret) to the stand config", { field: "username" });
+        }
+        const user = auth.checkPassword(body.username, body.password);
+        if (user === undefined) throw new ApiProblem(401, "invalid username or password", { field: "password" });
+        res.status(201).json({ access_token: await auth.issueToken(user) });
+      },
+    });
+  return [
+    login("/auth/token", "create_token", "Log in: a JWT for the API", true),
+    login("/auth/token/cli", "create_token_cli", "Log in for the CLI (airflowctl): a JWT for the API", false),
+  ];
+}
