@@ -4,6 +4,7 @@
 #  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven, Chromium (web view tests)
 #  - the Kafka jars (kafka_2.13 + runtime dependencies) for the version in stand.yaml, via Maven,
 #    into <state_dir>/kafka/libs (git-ignored)
+#  - the official Airflow clients for the client tests, in .venv-airflow (scripts/airflow-venv.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -73,5 +74,8 @@ POM
   echo "$kafka_version" > "$stamp"
   say "fetched $(ls "$libs_dir"/*.jar | wc -l) jars ($(du -sh "$libs_dir" | cut -f1))"
 fi
+
+# --- Airflow clients (test/clients/) ----------------------------------------------------------
+bash scripts/airflow-venv.sh
 
 say "done in $(( $(date +%s) - started )) s"

@@ -34,15 +34,28 @@ export const logPathParams = taskPathParams
   .strict();
 export const variablePathParams = z.object({ variable_key: variableKeySchema }).strict();
 
+/** An empty query value (?limit=, as airflowctl sends an unset option) reads as absent. */
+const blankIsAbsent = (value: unknown) => (value === "" ? undefined : value);
+
+export function limitParam(defaultLimit: number) {
+  return z.preprocess(
+    blankIsAbsent,
+    z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(1000, "must be at most 1000").default(defaultLimit),
+  );
+}
+
 export const pageQuery = z
   .object({
-    limit: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(1000, "must be at most 1000").default(100),
-    offset: z.coerce
-      .number({ error: "must be a number" })
-      .int("must be a whole number")
-      .min(0, "must not be negative")
-      .max(1_000_000_000, "must be at most 1000000000")
-      .default(0),
+    limit: limitParam(100),
+    offset: z.preprocess(
+      blankIsAbsent,
+      z.coerce
+        .number({ error: "must be a number" })
+        .int("must be a whole number")
+        .min(0, "must not be negative")
+        .max(1_000_000_000, "must be at most 1000000000")
+        .default(0),
+    ),
   })
   .strict();
 
@@ -80,7 +93,7 @@ export const listRunsQuery = pageQuery
   })
   .strict();
 
-export const taskInstancesQuery = pageQuery.extend({ limit: pageQuery.shape.limit.default(1000) }).strict();
+export const taskInstancesQuery = pageQuery.extend({ limit: limitParam(1000) }).strict();
 
 export const logQuery = z
   .object({
@@ -92,7 +105,7 @@ export const logQuery = z
 
 export const importErrorsQuery = pageQuery
   .extend({
-    limit: pageQuery.shape.limit.default(50),
+    limit: limitParam(50),
     order_by: oneOrMany(z.enum(["id", "-id", "import_error_id", "-import_error_id", "timestamp", "-timestamp", "filename", "-filename"])).optional(),
   })
   .strict();
@@ -181,7 +194,16 @@ export const clearTaskInstancesBody = z
   .object({
     dry_run: z.boolean().default(true).describe("Airflow's default: only list what would be cleared"),
     dag_run_id: runIdSchema.nullable().optional().describe("required here: clears act on one run"),
-    task_ids: z.array(z.string().min(1).max(250)).nullable().optional(),
+    task_ids: z
+      .array(
+        z.union([
+          z.string().min(1).max(250),
+          z.tuple([z.string().min(1).max(250), z.literal(-1, { error: "map_index must be -1: tasks are not mapped here" })]),
+        ]),
+      )
+      .nullable()
+      .optional()
+      .describe("task ids, or Airflow's [task_id, map_index] pairs (map_index -1)"),
     only_failed: z.boolean().default(true),
     only_running: z.literal(false).default(false).describe("clearing running task instances is not supported"),
     include_upstream: z.boolean().default(false),

@@ -75,7 +75,7 @@ void describe("web view actions and live refresh in Chromium", () => {
 
     const run = await call<DagRunResponse>(stand.baseUrl, "GET", `/api/v2/dags/web_ok/dagRuns/${encodeURIComponent(runId)}`);
     assert.equal(run.body.state, "success");
-    assert.equal(run.body.triggered_by, "web");
+    assert.equal(run.body.triggered_by, "ui"); // Airflow's name for a run triggered from the web view
     assert.deepEqual(run.body.conf, { days: 2, napMs: 2500 });
   });
 

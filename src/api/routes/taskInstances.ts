@@ -68,7 +68,7 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
         if (!body.dag_run_id) throw new ApiProblem(400, "dag_run_id: required; clears act on one run", { field: "dag_run_id" });
         const cleared = await runner.clearTaskInstances(params.dag_id, {
           runId: body.dag_run_id,
-          taskIds: body.task_ids ?? null,
+          taskIds: body.task_ids?.map((t) => (typeof t === "string" ? t : t[0])) ?? null,
           onlyFailed: body.only_failed,
           includeDownstream: body.include_downstream,
           includeUpstream: body.include_upstream,
