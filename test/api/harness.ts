@@ -84,7 +84,9 @@ export async function call<T = ProblemBody>(
     parsed = undefined;
   }
   if (options.airflowCheck !== false) {
-    const check = checkAgainstAirflow(method, path, response.status, response.headers.get("content-type") ?? "", parsed);
+    const contentType = response.headers.get("content-type") ?? "";
+    const isJson = /^application\/([\w.+-]+\+)?json/.test(contentType);
+    const check = checkAgainstAirflow(method, path, response.status, contentType, isJson ? parsed : text);
     assert.deepEqual(check.errors, [], `${method} ${path.slice(0, 120)} answered ${response.status}, which Airflow's document refuses (${check.operation}): ${text.slice(0, 400)}`);
   }
   return { status: response.status, body: parsed as T, text, headers: response.headers };

@@ -1,0 +1,204 @@
+// Airflow's document is the contract: every route we serve that Airflow has answers, for real,
+// something that validates against vendor/airflow/v2-rest-api-generated.yaml (harness.call checks
+// each answer; this file calls every route and proves each was seen). Also: login tokens (expiry,
+// tampering), the PATCH of a task instance, the log continuation token, bulk variables, and import
+// errors from a DAG folder with a broken file.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { SignJWT } from "jose";
+import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
+import { repoRoot } from "../../src/config/stand.ts";
+import { loadDags } from "../../src/server/dag-loader.ts";
+import { silentLogger, useTestRunner } from "../support/runner-db.ts";
+import { airflowTemplate, validatedAnswers } from "./airflow-contract.ts";
+import { TEST_LOGIN, TEST_USER, auth, call, problemText, startApi } from "./harness.ts";
+import type { ApiHarness } from "./harness.ts";
+import { testDags } from "./testDags.ts";
+
+type TaskPage = { task_instances: TaskInstanceResponse[]; total_entries: number };
+type LogPage = { content: { event: string }[]; continuation_token: string | null };
+
+void describe("every route answers as Airflow's document says", () => {
+  let api: ApiHarness;
+  let jwt: string;
+  const engine = useTestRunner(testDags, { beforeStop: () => api?.close() });
+  const bearer = () => ({ Authorization: `Bearer ${jwt}` });
+
+  before(async () => {
+    api = await startApi(engine.runner, undefined, {
+      importErrors: () => [{ id: 1, filename: "dags/broken.ts", timestamp: new Date(), stackTrace: "Error: boom\n    at dags/broken.ts:1:7" }],
+    });
+    const login = await call<{ access_token: string }>(api.baseUrl, "POST", "/auth/token", { body: TEST_USER });
+    assert.equal(login.status, 201, login.text);
+    jwt = login.body.access_token;
+  });
+
+  void it("logs in like Airflow: JSON or form, /auth/token/cli, 401 for bad, expired or tampered tokens", async () => {
+    const form = await fetch(`${api.baseUrl}/auth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(TEST_USER).toString(),
+    });
+    assert.equal(form.status, 201);
+    const cli = await call<{ access_token: string }>(api.baseUrl, "POST", "/auth/token/cli", { body: TEST_USER });
+    assert.equal(cli.status, 201);
+    const bad = await call(api.baseUrl, "POST", "/auth/token", { body: { username: TEST_USER.username, password: "not-it" } });
+    assert.equal(bad.status, 401);
+    const unknown = await call(api.baseUrl, "POST", "/auth/token", { body: { username: "nobody", password: "whatever-1" } });
+    assert.equal(unknown.status, 401);
+
+    const created = await call<DagRunResponse>(api.baseUrl, "POST", "/api/v2/dags/api_ok/dagRuns", { headers: bearer(), body: { logical_date: null } });
+    assert.equal(created.status, 200, created.text);
+    assert.equal(created.body.triggering_user_name, TEST_USER.username);
+    const key = new TextEncoder().encode(TEST_LOGIN.jwtSecret);
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(TEST_USER.username)
+      .setIssuer("clickstream-stand-runner")
+      .setAudience("apache-airflow")
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(key);
+    const late = await call(api.baseUrl, "PATCH", "/api/v2/dags/api_ok", { headers: { Authorization: `Bearer ${expired}` }, body: { is_paused: false } });
+    assert.equal(late.status, 401);
+    assert.match(problemText(late.body), /expired/);
+    const [head, payload] = jwt.split(".");
+    const forged = `${head}.${Buffer.from(JSON.stringify({ sub: "admin", exp: 9_999_999_999 })).toString("base64url")}.${jwt.split(".")[2]}`;
+    const tampered = await call(api.baseUrl, "PATCH", "/api/v2/dags/api_ok", { headers: { Authorization: `Bearer ${forged}` }, body: { is_paused: false } });
+    assert.equal(tampered.status, 401);
+    assert.ok(payload);
+    const staticToken = await call(api.baseUrl, "PATCH", "/api/v2/dags/api_ok", { headers: auth, body: { is_paused: false } });
+    assert.equal(staticToken.status, 200, "the static token keeps working for make");
+  });
+
+  void it("a task instance is marked (PATCH new_state), its note set, and the run goes on", async () => {
+    const run = await call<DagRunResponse>(api.baseUrl, "POST", "/api/v2/dags/api_slow/dagRuns", { headers: bearer(), body: { logical_date: null } });
+    const base = `/api/v2/dags/api_slow/dagRuns/${run.body.dag_run_id}`;
+    const marked = await call<TaskPage>(api.baseUrl, "PATCH", `${base}/taskInstances/nap`, { headers: bearer(), body: { new_state: "success", note: "done by hand" } });
+    assert.equal(marked.status, 200, marked.text);
+    assert.equal(marked.body.task_instances[0]?.state, "success");
+    assert.equal(marked.body.task_instances[0]?.note, "done by hand");
+    const done = await call<DagRunResponse>(api.baseUrl, "GET", `${base}/wait?timeout=10`);
+    assert.equal(done.body.state, "success", "its only task marked success: the run ends green");
+    const noteOnly = await call<TaskPage>(api.baseUrl, "PATCH", `${base}/taskInstances/nap?update_mask=note`, { headers: bearer(), body: { new_state: "failed", note: "second look" } });
+    assert.equal(noteOnly.body.task_instances[0]?.state, "success", "update_mask=note leaves the state");
+    const one = await call<TaskInstanceResponse>(api.baseUrl, "GET", `${base}/taskInstances/nap`);
+    assert.equal(one.body.note, "second look");
+  });
+
+  void it("a running try's log carries a continuation token that reads on; a finished one's is null", async () => {
+    const run = await call<DagRunResponse>(api.baseUrl, "POST", "/api/v2/dags/api_slow/dagRuns", { headers: bearer(), body: { logical_date: null } });
+    const logPath = `/api/v2/dags/api_slow/dagRuns/${run.body.dag_run_id}/taskInstances/nap/logs/1`;
+    let first: LogPage | undefined;
+    for (let i = 0; i < 100 && !first?.continuation_token; i++) {
+      const res = await call<LogPage>(api.baseUrl, "GET", logPath);
+      if (res.status === 200 && res.body.content.length > 0) first = res.body;
+      else await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    assert.ok(first?.continuation_token, "the running try's log has a token");
+    assert.deepEqual(first.content.map((l) => l.event), ["napping"]);
+    await call(api.baseUrl, "GET", `/api/v2/dags/api_slow/dagRuns/${run.body.dag_run_id}/wait?timeout=10`);
+    const rest = await call<LogPage>(api.baseUrl, "GET", `${logPath}?token=${encodeURIComponent(first.continuation_token)}`);
+    assert.equal(rest.status, 200, rest.text);
+    assert.ok(!rest.body.content.some((l) => l.event === "napping"), "nothing sent twice");
+    assert.equal(rest.body.continuation_token, null);
+    const text = await call(api.baseUrl, "GET", logPath, { headers: { Accept: "text/plain" } });
+    assert.match(text.text, /Z INFO napping\n/);
+    const ndjson = await call(api.baseUrl, "GET", logPath, { headers: { Accept: "application/x-ndjson" } });
+    assert.equal((JSON.parse(ndjson.text.split("\n")[0] ?? "") as { event: string }).event, "napping");
+  });
+
+  void it("bulk variables: a failing action changes nothing and names the keys", async () => {
+    await call(api.baseUrl, "POST", "/api/v2/variables", { headers: bearer(), body: { key: "bulk_x", value: "1" } });
+    const res = await call<Record<string, { success: string[]; errors: { error: string; status_code: number }[] }>>(api.baseUrl, "PATCH", "/api/v2/variables", {
+      headers: bearer(),
+      body: {
+        actions: [
+          { action: "create", entities: [{ key: "bulk_x", value: "2" }, { key: "bulk_y", value: "3" }] },
+          { action: "create", entities: [{ key: "bulk_x", value: "4" }], action_on_existence: "overwrite" },
+          { action: "delete", entities: ["bulk_nope"], action_on_non_existence: "skip" },
+        ],
+      },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.create?.success, ["bulk_x"]);
+    assert.equal(res.body.create?.errors[0]?.status_code, 409);
+    assert.match(res.body.create?.errors[0]?.error ?? "", /'bulk_x'/);
+    assert.deepEqual(res.body.delete, { success: [], errors: [] });
+    assert.equal((await engine.runner.getVariable("bulk_x")).value, "4");
+  });
+
+  void it("answers every other route Airflow has, and each answer was checked against Airflow's document", async () => {
+    const run = await call<DagRunResponse>(api.baseUrl, "POST", "/api/v2/dags/api_fail/dagRuns", { headers: bearer(), body: { logical_date: null, conf: {} } });
+    const runPath = `/api/v2/dags/api_fail/dagRuns/${run.body.dag_run_id}`;
+    const reads = [
+      "/api/v2/dags",
+      "/api/v2/dags?dag_id_pattern=api_%25&paused=false&order_by=-dag_id",
+      "/api/v2/dags/api_ok",
+      "/api/v2/dags/api_ok/details",
+      `${runPath}/wait?timeout=20`,
+      "/api/v2/dags/api_fail/dagRuns?state=failed&state=success&order_by=-run_after",
+      runPath,
+      `${runPath}/taskInstances`,
+      `${runPath}/taskInstances/boom`,
+      `${runPath}/taskInstances/boom/logs/1`,
+      "/api/v2/variables",
+      "/api/v2/variables/bulk_x",
+      "/api/v2/monitor/health",
+      "/api/v2/version",
+      "/api/v2/importErrors",
+      "/api/v2/dagStats",
+      "/api/v2/dagSources/api_ok",
+    ];
+    for (const p of reads) {
+      const res = await call(api.baseUrl, "GET", p);
+      assert.equal(res.status, 200, `${p}: ${res.text.slice(0, 300)}`);
+    }
+    const dag = await call<{ file_token: string }>(api.baseUrl, "GET", "/api/v2/dags/api_ok");
+    const byToken = await call<{ dag_id: string; content: string | null }>(api.baseUrl, "GET", `/api/v2/dagSources/${dag.body.file_token}`);
+    // a file token names a file (Airflow 2): the answer is its source, under one of its DAGs
+    assert.ok(["api_ok", "api_fail", "api_slow"].includes(byToken.body.dag_id));
+    assert.match(byToken.body.content ?? "", /id: "api_ok"/);
+    const errors = await call<{ import_errors: { filename: string }[] }>(api.baseUrl, "GET", "/api/v2/importErrors");
+    assert.deepEqual(errors.body.import_errors.map((e) => e.filename), ["dags/broken.ts"]);
+    const writes: [string, string, unknown, number][] = [
+      ["PATCH", "/api/v2/dags/api_ok?update_mask=is_paused", { is_paused: false }, 200],
+      ["PATCH", `${runPath}?update_mask=note`, { note: "seen" }, 200],
+      ["POST", "/api/v2/dags/api_fail/clearTaskInstances", { dag_run_id: run.body.dag_run_id, task_ids: [["boom", -1]] }, 200],
+      ["PATCH", "/api/v2/variables/bulk_x", { key: "bulk_x", value: { a: 1 } }, 200],
+      ["DELETE", "/api/v2/variables/bulk_x", undefined, 204],
+    ];
+    for (const [method, p, body, status] of writes) {
+      const res = await call(api.baseUrl, method, p, { headers: bearer(), body });
+      assert.equal(res.status, status, `${method} ${p}: ${res.text.slice(0, 300)}`);
+    }
+    // every route we mount that Airflow has was answered with a 2xx that validated
+    const served = api.app.routeSpecs.filter((spec) => airflowTemplate(spec.method, spec.path.replace(/\{(\w+)\}/g, "x")) !== undefined);
+    assert.ok(served.length >= 24, `only ${served.length} of our routes are Airflow's`);
+    const unseen = served.filter((spec) => ![...validatedAnswers].some((seen) => new RegExp(`^${spec.method.toUpperCase()} ${spec.path.replace(/[{}]/g, "\\$&")} 2\\d\\d$`).test(seen)));
+    assert.deepEqual(unseen.map((s) => `${s.method.toUpperCase()} ${s.path}`), []);
+  });
+});
+
+void describe("a DAG file that fails to load is an import error, not a stopped runner", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(repoRoot, "test", ".dag-folder-"));
+    const dagModule = path.join(repoRoot, "src/runner/dag.ts");
+    writeFileSync(path.join(dir, "good.ts"), `import { defineDag } from ${JSON.stringify(dagModule)};\nexport default defineDag({ id: "good" }).task("t", () => undefined).build();\n`);
+    writeFileSync(path.join(dir, "broken.ts"), `throw new Error("broken on purpose");\n`);
+    writeFileSync(path.join(dir, "twin.ts"), `import { defineDag } from ${JSON.stringify(dagModule)};\nexport default defineDag({ id: "good", fileloc: "twin.ts" }).task("t", () => undefined).build();\n`);
+    writeFileSync(path.join(dir, "index.ts"), `import good from "./good.ts";\nimport broken from "./broken.ts";\nexport const dags = [good, broken];\n`);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  void it("loads the good DAG and reports the broken file and the duplicate id", async () => {
+    const loaded = await loadDags(silentLogger, { dir, index: "index.ts" });
+    assert.deepEqual(loaded.dags.map((d) => d.id), ["good"]);
+    const files = loaded.importErrors.map((e) => path.basename(e.filename)).sort();
+    assert.deepEqual(files, ["broken.ts", "twin.ts"]);
+    assert.match(loaded.importErrors.find((e) => e.filename.endsWith("broken.ts"))?.stackTrace ?? "", /broken on purpose/);
+  });
+});
