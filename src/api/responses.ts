@@ -116,7 +116,7 @@ export const taskInstanceResponse = z.object({
   task_id: z.string(),
   dag_id: z.string(),
   dag_run_id: z.string(),
-  map_index: z.literal(-1),
+  map_index: z.int().min(-1).max(-1).describe("always -1: tasks are not mapped here"),
   logical_date: nullableIsoDate,
   run_after: isoDate,
   start_date: nullableIsoDate,
