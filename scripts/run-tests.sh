@@ -10,4 +10,11 @@ echo "== typecheck"; npx tsc -p tsconfig.json --noEmit; npx tsc -p src/web/brows
 echo "== lint"; npx eslint .
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "== tests (${#files[@]} files, stand $STAND_CONFIG)"
-node --import tsx --test --test-concurrency=1 --test-reporter=spec "${files[@]}"
+mkdir -p test-output
+started=$(date +%s)
+status=0
+node --import tsx --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination=test-output/tests.tap "${files[@]}" || status=$?
+echo "== slowest test files (of $(( $(date +%s) - started )) s; all in test-output/tests.tap)"
+node --import tsx scripts/test-durations.ts test-output/tests.tap 12 || true
+exit "$status"

@@ -182,6 +182,17 @@ export class Dag {
 
   /** Delay before the retry that follows a failed try: exponential, capped, plus up to 25% jitter
    * (never less than the configured delay) so tasks failed by one fault do not retry in lockstep. */
+  /**
+   * The delay before the retry of a try that failed, counted within the tries the task was last
+   * granted (a clear grants retries + 1 more: the backoff starts again after it, as the operator who
+   * cleared the task expects a prompt rerun, not the 30 s its 13th try would wait).
+   */
+  retryDelayInGrant(taskId: string, failedTry: number, maxTries: number, random: () => number = Math.random): number {
+    const task = this.tasks.get(taskId);
+    const granted = (task?.retries ?? 0) + 1;
+    return this.retryDelayMs(taskId, Math.max(1, failedTry - (maxTries - granted)), random);
+  }
+
   retryDelayMs(taskId: string, failedTry: number, random: () => number = Math.random): number {
     const task = this.tasks.get(taskId);
     if (!task) return TASK_DEFAULTS.retryDelayMs;

@@ -121,7 +121,7 @@ function failureResult(dag: Dag, task: CallableTask, tracked: TrackedTry, error:
     outcome: shutdown ? "lost" : "failed",
     error: text,
     retryable: !(error instanceof NonRetryableError) && !permanent,
-    retryDelayMs: dag.retryDelayMs(task.id, tracked.claim.tryNumber),
+    retryDelayMs: dag.retryDelayInGrant(task.id, tracked.claim.tryNumber, tracked.claim.maxTries),
     skip: [],
     log: [],
   };

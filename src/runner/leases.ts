@@ -17,7 +17,7 @@ const BEAT = statement(
 // deferred waiting triggers whose child ended a lease ago without the resume job resuming them
 const UNRESUMED = statement(
   "unresumed_deferred",
-  `select ti.id, ti.child_run_pk, ti.task_id, ti.try_number, r.dag_id
+  `select ti.id, ti.child_run_pk, ti.task_id, ti.try_number, ti.max_tries, r.dag_id
      from runner.task_instances ti
      join runner.dag_runs c on c.id = ti.child_run_pk
      join runner.dag_runs r on r.id = ti.run_pk
@@ -57,7 +57,7 @@ export async function releaseDeadWorkersJobs(engine: Engine): Promise<number> {
 /** Resumes waiting triggers whose child ended but whose resume job never ran (lost with a
  * crashed process, or failed out of its attempts), so no run is ever held waiting. */
 export async function resumeForgottenTriggers(engine: Engine): Promise<number> {
-  const rows = await query<{ id: number; child_run_pk: number; task_id: string; try_number: number; dag_id: string }>(
+  const rows = await query<{ id: number; child_run_pk: number; task_id: string; try_number: number; max_tries: number; dag_id: string }>(
     engine.pool,
     UNRESUMED,
     [engine.leaseSeconds],
@@ -65,7 +65,7 @@ export async function resumeForgottenTriggers(engine: Engine): Promise<number> {
   let resumed = 0;
   for (const row of rows) {
     const dag = engine.registry.has(row.dag_id) ? engine.registry.get(row.dag_id) : undefined;
-    const delay = dag ? dag.retryDelayMs(row.task_id, row.try_number) : 0;
+    const delay = dag ? dag.retryDelayInGrant(row.task_id, row.try_number, row.max_tries) : 0;
     const result = await resumeDeferredTask(engine.pool, row.id, row.child_run_pk, delay);
     if (!result.accepted) continue;
     resumed += 1;
@@ -84,7 +84,7 @@ export async function reapExpiredLeases(engine: Engine): Promise<number> {
   let taken = 0;
   for (const lost of expired) {
     const dag = engine.registry.has(lost.dagId) ? engine.registry.get(lost.dagId) : undefined;
-    const retryDelayMs = dag ? dag.retryDelayMs(lost.taskId, lost.tryNumber) : 0;
+    const retryDelayMs = dag ? dag.retryDelayInGrant(lost.taskId, lost.tryNumber, lost.maxTries) : 0;
     const reason = `try ${lost.tryNumber} lost: worker ${lost.worker ?? "?"} stopped renewing its lease`;
     const result = await takeOverLostTry(engine.pool, lost.tiId, lost.token, retryDelayMs, reason);
     if (!result.accepted) continue; // renewed at the last moment, or another reaper was first

@@ -83,7 +83,7 @@ const APPEND_LOG = statement(
 );
 const EXPIRED = statement(
   "expired_leases",
-  `select ti.id, ti.attempt_token, ti.try_number, ti.task_id, ti.worker, r.dag_id, r.run_id
+  `select ti.id, ti.attempt_token, ti.try_number, ti.max_tries, ti.task_id, ti.worker, r.dag_id, r.run_id
      from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
     where ti.state = 'running' and ti.lease_expires_at < clock_timestamp()
     order by ti.lease_expires_at limit $1`,
@@ -250,6 +250,7 @@ export interface ExpiredTry {
   tiId: number;
   token: string;
   tryNumber: number;
+  maxTries: number;
   taskId: string;
   worker: string | null;
   dagId: string;
@@ -261,6 +262,7 @@ export async function findExpiredLeases(db: pg.Pool, limit: number): Promise<Exp
     id: number;
     attempt_token: string;
     try_number: number;
+    max_tries: number;
     task_id: string;
     worker: string | null;
     dag_id: string;
@@ -270,6 +272,7 @@ export async function findExpiredLeases(db: pg.Pool, limit: number): Promise<Exp
     tiId: r.id,
     token: r.attempt_token,
     tryNumber: r.try_number,
+    maxTries: r.max_tries,
     taskId: r.task_id,
     worker: r.worker,
     dagId: r.dag_id,

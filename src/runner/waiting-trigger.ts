@@ -10,6 +10,7 @@ import { coerceError } from "./errors.ts";
 import { type TrackedTry, addLine, takeLines } from "./inflight.ts";
 import { manifestTasks, newRunId } from "./runs.ts";
 import { buildTaskContext } from "./task-context.ts";
+import { queryOne, statement } from "./db.ts";
 import { triesGrantedByClear } from "./operator.ts";
 import { deferToChildRun, appendLogLines, deferToPreviousChild, resumeDeferredTask } from "./task-tries.ts";
 import { finishTry } from "./try-results.ts";
@@ -71,6 +72,8 @@ function refused(engine: Engine, tracked: TrackedTry): void {
   );
 }
 
+const MAX_TRIES = statement("max_tries_of", "select max_tries from runner.task_instances where id = $1");
+
 interface ResumePayload {
   ti: number;
   child: number;
@@ -91,7 +94,8 @@ function parseResumePayload(payload: unknown): ResumePayload {
 export async function runResumeJob(engine: Engine, payload: unknown, _helpers: JobHelpers): Promise<void> {
   const p = parseResumePayload(payload);
   const dag = engine.registry.has(p.dag) ? engine.registry.get(p.dag) : undefined;
-  const retryDelayMs = dag ? dag.retryDelayMs(p.task, p.try) : 0;
+  const granted = await queryOne<{ max_tries: number }>(engine.pool, MAX_TRIES, [p.ti]);
+  const retryDelayMs = dag ? dag.retryDelayInGrant(p.task, p.try, granted?.max_tries ?? p.try) : 0;
   const resumed = await resumeDeferredTask(engine.pool, p.ti, p.child, retryDelayMs);
   if (!resumed.accepted) return; // already resumed (a duplicate job) or no longer deferred
   if (resumed.resumeLatencyMs !== null) engine.metrics.resume.observe(resumed.resumeLatencyMs / 1000);

@@ -17,6 +17,7 @@ import {
   applicationDatabases,
   describeRun,
   latestRun,
+  positionHistory,
   taskLog,
   readPositionText,
   runDag,
@@ -209,6 +210,30 @@ describe("faults during a world step (test stand)", () => {
       assert.equal(counts.odsUnique, day.valid);
     }
     assert.equal((await scalar("SELECT count() AS n FROM ods.event_errors_dist FINAL")) - errorsBefore, dayOne.invalid + dayTwo.invalid);
+  });
+
+  it("a rebuild started during a live day waits for the day, then builds the canonical world; the day was played once", async () => {
+    const position = Number(await readPositionText());
+    const live = await triggerRun("world_live_day", { speed: 5_000 }); // a model day in about 17 s
+    await waitForTask("world_live_day", live.dag_run_id, "play_live_day", ["running"]);
+    const rebuild = await triggerRun("world_recreate");
+    const waiting = await api.request<DagRunResponse>("GET", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`);
+    assert.equal(waiting.state, "queued");
+    assert.equal(waiting.waiting_for, `world held by world_live_day/${live.dag_run_id}`);
+    const liveDone = await waitForRun("world_live_day", live.dag_run_id, 600);
+    assert.equal(liveDone.state, "success");
+    const rebuilt = await waitForRun("world_recreate", rebuild.dag_run_id, 600);
+    assert.equal(rebuilt.state, "success");
+    assert.ok(rebuilt.start_date !== null && liveDone.end_date !== null && rebuilt.start_date >= liveDone.end_date, "the rebuild started after the day ended");
+    // the live day set its position, then the rebuild invalidated, reset and set the starting position
+    const changes = (await positionHistory()).filter((c) => c.changed_at >= (liveDone.start_date ?? "")).map((c) => `${c.dag_id}:${c.new_value}`);
+    assert.deepEqual(changes, [
+      `world_live_day:${position + 1}`,
+      "world_recreate:-1",
+      "world_recreate:0",
+      `world_initialize:${passport.WORLD_STARTING_DAYS}`,
+    ]);
+    await expectCanonicalOds(passport);
   });
 
   it("a creation stopped after play_starting_days leaves position 0; the next make up clears the residue and builds the passport's world", async () => {

@@ -137,3 +137,20 @@ describe("fail points are ignored by a runner that does not honour them", () => 
     assert.equal((await runner.waitForRun("pointed", run.runId, { timeoutMs: 20_000 })).state, "success");
   });
 });
+
+describe("backoff after a clear", () => {
+  it("starts again from the first delay: the retry delay counts the tries of the last grant", () => {
+    const dag = defineDag({ id: "backoff" })
+      .task("t", { retries: 2, retryDelayMs: 1000, maxRetryDelayMs: 30_000 }, () => undefined)
+      .build();
+    const none = () => 0;
+    // first grant: tries 1..3 (max_tries 3)
+    assert.equal(dag.retryDelayInGrant("t", 1, 3, none), 1000);
+    assert.equal(dag.retryDelayInGrant("t", 2, 3, none), 2000);
+    // after four clears the task is at try 13 of max_tries 15: its grant is tries 13..15
+    assert.equal(dag.retryDelayInGrant("t", 13, 15, none), 1000);
+    assert.equal(dag.retryDelayInGrant("t", 14, 15, none), 2000);
+    // counted over all tries it would have waited the cap
+    assert.equal(dag.retryDelayMs("t", 13, none), 30_000);
+  });
+});
