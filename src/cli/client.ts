@@ -98,10 +98,24 @@ export class RunnerApiClient {
   }
 }
 
-function problemDetail(text: string, fallback: string): string {
+/** The readable part of an error answer: its detail, each field of a 422, or its title. */
+export function problemDetail(text: string, fallback: string): string {
   try {
-    const body = JSON.parse(text) as { detail?: unknown; title?: unknown };
+    const body = JSON.parse(text) as { detail?: unknown; title?: unknown; errors?: unknown };
     if (typeof body.detail === "string") return body.detail;
+    // a 422 carries FastAPI's detail list; our problem JSON also names each field in `errors`
+    if (Array.isArray(body.errors)) {
+      const fields = body.errors
+        .map((e: unknown) => (e && typeof e === "object" && "field" in e && "message" in e ? `${String(e.field)}: ${String(e.message)}` : undefined))
+        .filter((line): line is string => line !== undefined);
+      if (fields.length > 0) return fields.join("; ");
+    }
+    if (Array.isArray(body.detail)) {
+      const messages = body.detail
+        .map((d: unknown) => (d && typeof d === "object" && "msg" in d ? `${"loc" in d && Array.isArray(d.loc) ? d.loc.join(".") + ": " : ""}${String(d.msg)}` : undefined))
+        .filter((line): line is string => line !== undefined);
+      if (messages.length > 0) return messages.join("; ");
+    }
     if (typeof body.title === "string") return body.title;
   } catch {
     // not JSON: show the text itself
