@@ -8,7 +8,7 @@ WORLD := $(TSX) src/stand/up.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	smoke check-clickhouse check-services config-test lint typecheck test generate-batch generate-live bench
+	smoke check-clickhouse check-services config-test lint typecheck test generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ smoke: ## services healthy, runner healthy, world DAGs loaded, world position re
 
 check-services: ## health of every stand service
 	$(STAND) status
+
+dq: ## dq_check through the REST API, waited for: the world's data-quality checks (results in dm.dq_summary_v); exit 1 when one is red
+	$(TSX) src/cli/main.ts trigger dq_check --wait
 
 check-clickhouse: ## cluster topology, macros, cross-shard reads, and rows per layer against the passport
 	$(WORLD) check-clickhouse

@@ -1,5 +1,5 @@
-// dm_transform — build the marts (daily traffic, funnel, revenue, DQ errors) for the days DM is
-// behind DDS (sql/etl/01-dm-dates-to-process.sql), as etl.
+// dm_transform — build the marts as etl: funnel and revenue for the days DM is behind DDS
+// (sql/etl/01-dm-dates-to-process.sql); traffic, DQ errors and purchase_vs_orders whole each run.
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { runDmTransform } from "../tasks/etl.ts";

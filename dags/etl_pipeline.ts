@@ -1,12 +1,12 @@
-// etl_pipeline — build DDS, then DM. Each layer is its own DAG, waited for by a waiting trigger,
-// so a failed layer fails the pipeline (and whatever triggered it). Rerun it by hand after a fix:
-// each layer derives the days to build from the data.
+// etl_pipeline — build DDS, then DM, then check the data (dq_check). Each is its own DAG, waited
+// for by a waiting trigger, so a failed layer or a red check fails the pipeline (and whatever
+// triggered it). Rerun it by hand after a fix: each layer derives the days to build from the data.
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 
 export default defineDag({
   id: "etl_pipeline",
-  description: "Build the DDS layer (dds_transform), then the DM layer (dm_transform); a failed layer fails the pipeline",
+  description: "Build the DDS layer (dds_transform), then the DM layer (dm_transform), then check the data (dq_check); a failed layer or check fails the pipeline",
   schedule: null,
   // every world DAG holds the world for its whole run; its children run inside that hold
   exclusive: ["world"],
@@ -17,4 +17,5 @@ export default defineDag({
 })
   .waitingTrigger("dds_transform", { triggerDagId: "dds_transform" })
   .waitingTrigger("dm_transform", { upstream: ["dds_transform"], triggerDagId: "dm_transform" })
+  .waitingTrigger("dq_check", { upstream: ["dm_transform"], triggerDagId: "dq_check" })
   .build();

@@ -3,6 +3,7 @@
 import type { Dag } from "../src/runner/dag.ts";
 import ddsTransform from "./dds_transform.ts";
 import dmTransform from "./dm_transform.ts";
+import dqCheck from "./dq_check.ts";
 import etlPipeline from "./etl_pipeline.ts";
 import exampleHello from "./example_hello.ts";
 import ordersIngest from "./orders_ingest.ts";
@@ -23,6 +24,7 @@ export const worldDags: readonly Dag[] = [
   etlPipeline,
   ddsTransform,
   dmTransform,
+  dqCheck,
 ];
 
 export const dags: readonly Dag[] = [exampleHello, ...worldDags];

@@ -29,6 +29,7 @@ const DATES_FILE: Readonly<Record<EtlLayer, string>> = {
 const VERSIONED_TABLES = [
   "dds.load_ledger_dist", "dds.order_dist", "dds.session_dist", "dds.identity_dist",
   "dm.load_ledger_dist", "dm.daily_traffic_dist", "dm.daily_funnel_dist", "dm.daily_revenue_dist", "dm.daily_dq_errors_dist",
+  "dm.purchase_vs_orders_dist", "dm.dq_summary_dist",
 ] as const;
 
 /** Defaults of the dds dates rule: redo the newest event day; a row loaded up to 2 minutes before a build began is "late". */

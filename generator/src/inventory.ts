@@ -7,10 +7,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { COUNTER_TIME_ZONE, START_DATE, dayDate } from "./calendar.ts";
 import { buildCatalog, catalogCsv, sha256Hex } from "./catalog.ts";
-import { World, generateDay, orderClassCounts, type InvalidCounts } from "./day.ts";
+import { World, generateDay, orderClassCounts, planDay, type DayPlan, type InvalidCounts } from "./day.ts";
 import { orderClass, type OrderClass } from "./order-fate.ts";
 import { PlanCache, buildSnapshot, type OrderStatus } from "./orders.ts";
-import { DEFAULT_SEED, GENERATOR_VERSION, ORDER_WINDOW_DAYS, WORLD_STARTING_DAYS } from "./world.ts";
+import { DEFAULT_SEED, GENERATOR_VERSION, ORDER_CLASS_HORIZON_DAYS, ORDER_WINDOW_DAYS, WORLD_STARTING_DAYS } from "./world.ts";
 
 /** Repository root, where data/ lives; the inventory is a development command, never run in the image. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -37,6 +37,18 @@ export interface PassportSnapshot {
   sha256: string;
 }
 
+/**
+ * The reconciliation classes the generator planted among the orders born on one day: what
+ * dm.purchase_vs_orders must show for that order day once it is closed (its last snapshot, day + 6,
+ * was ingested). No order of a closed day is awaiting its backend record, so awaiting_order is 0.
+ */
+export interface PassportOrderClassDay {
+  day: number;
+  date: string;
+  orders: number;
+  classes: Record<OrderClass, number>;
+}
+
 export interface Passport {
   seed: number;
   generator_version: string;
@@ -49,6 +61,8 @@ export interface Passport {
   totals: { events: number; valid: number; invalid: number; invalid_by_kind: InvalidCounts; snapshot_orders: number };
   days: PassportDay[];
   snapshots: PassportSnapshot[];
+  /** Planted classes per birth day for days 0 … horizon_days-1: the played world outgrows the starting days. */
+  order_classes: { horizon_days: number; days: PassportOrderClassDay[] };
 }
 
 /** sha256 of lines written one per line with "\n" after each: the bytes of `--file` output. */
@@ -67,7 +81,7 @@ export function buildPassport(seed = DEFAULT_SEED): Passport {
     days.push({
       day, date: hits.date, events: hits.counts.events, valid: hits.counts.valid, invalid: hits.counts.invalid,
       valid_by_type: hits.counts.byType, orders_born: hits.plan.purchases.length,
-      order_classes: orderClassCounts(hits.plan, (p) => orderClass(p.fate ?? unreachable(p.orderId))),
+      order_classes: plannedClasses(hits.plan),
       sha256: linesSha256(hits.lines),
     });
   }
@@ -91,7 +105,22 @@ export function buildPassport(seed = DEFAULT_SEED): Passport {
       snapshot_orders: sum(snapshots.map((s) => s.orders)),
     },
     days, snapshots,
+    order_classes: { horizon_days: ORDER_CLASS_HORIZON_DAYS, days: orderClassDays(world, plans) },
   };
+}
+
+function plannedClasses(plan: DayPlan): Record<OrderClass, number> {
+  return orderClassCounts(plan, (p) => orderClass(p.fate ?? unreachable(p.orderId)));
+}
+
+/** Classes of days 0 … horizon-1; the starting days' plans are reused, later days planned without hits. */
+function orderClassDays(world: World, plans: PlanCache): PassportOrderClassDay[] {
+  const out: PassportOrderClassDay[] = [];
+  for (let day = 0; day < ORDER_CLASS_HORIZON_DAYS; day++) {
+    const plan = day < WORLD_STARTING_DAYS ? plans.get(day) : planDay(world, day);
+    out.push({ day, date: dayDate(day), orders: plan.purchases.length, classes: plannedClasses(plan) });
+  }
+  return out;
 }
 
 function sum(values: readonly number[]): number {

@@ -7,6 +7,8 @@ export const DEFAULT_SEED = 20_260_601;
 export const WORLD_STARTING_DAYS = 8;
 /** An order snapshot for day D holds the orders born on D-6 … D. */
 export const ORDER_WINDOW_DAYS = 7;
+/** Days whose planted order classes the passport records (a 30-day world closes days 0 … 22). */
+export const ORDER_CLASS_HORIZON_DAYS = 60;
 
 /** Newcomers per day before the weekly profile and jitter. */
 export const NEWCOMERS_BASE = 1_470;

@@ -112,3 +112,62 @@ ORDER BY (report_date, error_class);
 
 CREATE TABLE IF NOT EXISTS dm.daily_dq_errors_dist ON CLUSTER {{cluster}} AS dm.daily_dq_errors
 ENGINE = Distributed({{cluster}}, dm, daily_dq_errors, cityHash64(report_date));
+
+-- Every order id the clickstream or the backend knows, reconciled (grain: one order id). The
+-- purchase hits (ods.event, grouped by purchaseID[1]) give the declared revenue, the items total of
+-- the products they carry and how many purchase hits arrived; the backend (dds.order_v) gives the
+-- status, items_total and total. order_day is the backend's order day, else the purchase day.
+-- mismatch_class, first match wins: awaiting_order (hits, no backend record yet) → cancelled →
+-- lost_event (a backend order without its purchase hit) → duplicate_event (more than one purchase
+-- hit) → amount_delta (declared revenue ≠ backend items_total) → match. The hit side is NULL for a
+-- lost event, the backend side NULL while an order is awaited. Rebuilt whole every run
+-- (sql/etl/dm/50-purchase-vs-orders.sql): an awaited order's row changes when its record arrives.
+CREATE TABLE IF NOT EXISTS dm.purchase_vs_orders ON CLUSTER {{cluster}}
+(
+    order_day Date,
+    order_id String,
+    purchase_day Nullable(Date),
+    purchase_hits UInt32,
+    declared_revenue Nullable(Decimal(18, 2)),
+    declared_items_total Nullable(Decimal(18, 2)),
+    status Nullable(String),
+    items_total Nullable(Decimal(18, 2)),
+    total Nullable(Decimal(18, 2)),
+    mismatch_class String,
+    _version UInt64,
+    _load_id String,
+    _load_ts {{platform.instant_type}}
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/dm/purchase_vs_orders', '{replica}', _version)
+PARTITION BY toYYYYMM(order_day)
+ORDER BY (order_day, order_id);
+
+CREATE TABLE IF NOT EXISTS dm.purchase_vs_orders_dist ON CLUSTER {{cluster}} AS dm.purchase_vs_orders
+ENGINE = Distributed({{cluster}}, dm, purchase_vs_orders, cityHash64(order_day));
+
+-- The dq_check DAG's results (sql/dq/): per data date and check, the rows on the reference side,
+-- the rows on the checked side, how many keys fail, pass/fail, and up to 20 of the failing keys.
+-- Every dq run keeps its own rows (the key holds _load_id, the run): a repeated task of the same run
+-- collapses onto its earlier rows, and the history of runs stays for the World page. A run's rows
+-- are published per day by one commit row in dm.load_ledger (target 'dq_summary'), written after
+-- every check of the run wrote its rows; dm.dq_summary_v shows, per day, only the rows of the run
+-- whose commit is that day's newest, so a day switches from one run's results to the next at once.
+CREATE TABLE IF NOT EXISTS dm.dq_summary ON CLUSTER {{cluster}}
+(
+    data_date Date,
+    check_name String,
+    reference_rows UInt64,
+    actual_rows UInt64,
+    failed_rows UInt64,
+    status String,
+    offending_keys Array(String),
+    _version UInt64,
+    _load_id String,
+    _load_ts {{platform.instant_type}}
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/dm/dq_summary', '{replica}', _version)
+PARTITION BY toYYYYMM(data_date)
+ORDER BY (data_date, check_name, _load_id);
+
+CREATE TABLE IF NOT EXISTS dm.dq_summary_dist ON CLUSTER {{cluster}} AS dm.dq_summary
+ENGINE = Distributed({{cluster}}, dm, dq_summary, cityHash64(data_date));

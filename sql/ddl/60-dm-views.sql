@@ -60,3 +60,33 @@ ANY INNER JOIN
     GROUP BY report_date
 ) USING report_date
 WHERE _version >= committed_version;
+
+CREATE VIEW IF NOT EXISTS dm.purchase_vs_orders_v ON CLUSTER {{cluster}} AS
+SELECT
+    order_day, order_id, purchase_day, purchase_hits, declared_revenue, declared_items_total,
+    status, items_total, total, mismatch_class, _version, _load_id, _load_ts
+FROM (SELECT * FROM dm.purchase_vs_orders_dist FINAL)
+ANY INNER JOIN
+(
+    SELECT data_date AS order_day, max(_version) AS committed_version
+    FROM dm.load_ledger_dist
+    WHERE target = 'purchase_vs_orders'
+    GROUP BY order_day
+) USING order_day
+WHERE _version >= committed_version;
+
+-- The published DQ results: per day, the rows of the run that made the day's newest commit (FINAL
+-- keeps the newest try of each check of that run). A run that wrote rows but never published them
+-- is not shown.
+CREATE VIEW IF NOT EXISTS dm.dq_summary_v ON CLUSTER {{cluster}} AS
+SELECT
+    data_date, check_name, reference_rows, actual_rows, failed_rows, status, offending_keys,
+    _load_id AS run_id, _version, _load_ts
+FROM (SELECT * FROM dm.dq_summary_dist FINAL)
+ANY INNER JOIN
+(
+    SELECT data_date, argMax(_load_id, _version) AS _load_id
+    FROM dm.load_ledger_dist
+    WHERE target = 'dq_summary'
+    GROUP BY data_date
+) USING (data_date, _load_id);

@@ -22,20 +22,31 @@ const passportDay = z.object({
 
 const passportSnapshot = z.object({ day: count, date: isoDate, orders: count });
 
+/** Reconciliation classes the generator planted among one day's orders (generator/src/order-fate.ts). */
+export const PLANTED_ORDER_CLASSES = ["match", "cancelled", "amount_delta", "lost_event", "duplicate_event"] as const;
+export type PlantedOrderClass = (typeof PLANTED_ORDER_CLASSES)[number];
+const orderClassCounts = z.object({ match: count, cancelled: count, amount_delta: count, lost_event: count, duplicate_event: count }).strict();
+
+const orderClassDay = z.object({ day: count, date: isoDate, orders: count, classes: orderClassCounts });
+
 export const passportSchema = z.object({
   seed: z.number().int(),
   generator_version: z.string().min(1),
   WORLD_STARTING_DAYS: z.number().int().min(1),
   start_date: isoDate,
+  /** An order snapshot for day D holds the orders born on D-(window-1) … D; day d closes with snapshot d+window-1. */
+  order_window_days: z.number().int().min(1),
   dates: z.array(isoDate).min(1),
   totals: z.object({ events: count, valid: count, invalid: count, invalid_by_kind: invalidCounts }),
   days: z.array(passportDay).min(1),
   snapshots: z.array(passportSnapshot),
+  order_classes: z.object({ horizon_days: count, days: z.array(orderClassDay) }),
 });
 
 export type Passport = z.infer<typeof passportSchema>;
 export type PassportDay = Passport["days"][number];
 export type InvalidKind = keyof PassportDay["invalid"];
+export type PassportOrderClassDay = Passport["order_classes"]["days"][number];
 
 export class PassportError extends Error {
   constructor(
@@ -63,6 +74,17 @@ function findInconsistency(p: Passport): string | undefined {
   if (sum(p.days.map((d) => d.events)) !== p.totals.events) return `totals.events ${p.totals.events} is not the sum of the days`;
   if (sum(p.days.map((d) => d.valid)) !== p.totals.valid) return `totals.valid ${p.totals.valid} is not the sum of the days`;
   if (p.totals.valid + p.totals.invalid !== p.totals.events) return "totals: valid + invalid != events";
+  return findOrderClassInconsistency(p);
+}
+
+function findOrderClassInconsistency(p: Passport): string | undefined {
+  const { horizon_days: horizon, days } = p.order_classes;
+  if (days.length !== horizon) return `order_classes lists ${days.length} days but horizon_days is ${horizon}`;
+  for (const [i, d] of days.entries()) {
+    if (d.day !== i) return `order_classes.days[${i}] is day ${d.day}, expected day ${i}`;
+    const planted = sum(Object.values(d.classes));
+    if (planted !== d.orders) return `order_classes day ${d.day}: the classes sum to ${planted}, not to its ${d.orders} orders`;
+  }
   return undefined;
 }
 

@@ -22,6 +22,7 @@ export const WORLD_DAG_IDS: readonly string[] = Object.freeze([
   "etl_pipeline",
   "dds_transform",
   "dm_transform",
+  "dq_check",
 ]);
 
 export type PositionReading =

@@ -10,6 +10,7 @@ export const BUILT_VIEWS = [
   "dm.daily_funnel_v",
   "dm.daily_revenue_v",
   "dm.daily_dq_errors_v",
+  "dm.purchase_vs_orders_v",
 ] as const;
 
 const RUN_COLUMNS = ["_version", "_load_id", "_load_ts"];
