@@ -1,0 +1,120 @@
+// Per-table buffers: rows wait here, serialised once, until their table is due by rows, bytes or
+// age. Rows a failed flush handed back go to the front, so a table's rows stay in offset order.
+import { partitionKey, type MessageSource, type TopicPartition } from "./types.ts";
+
+/** A row ready for its table: one JSONEachRow line (without the newline) and where it came from. */
+export interface BufferedRow {
+  source: MessageSource;
+  line: string;
+  /** The line's length in UTF-8 bytes plus its newline. */
+  bytes: number;
+}
+
+export interface FlushLimits {
+  maxRows: number;
+  maxBytes: number;
+  maxAgeMs: number;
+}
+
+interface TableBuffer {
+  rows: BufferedRow[];
+  bytes: number;
+  /** When the oldest row still here was first buffered (ms). */
+  since: number;
+}
+
+export function bufferedRow(source: MessageSource, line: string): BufferedRow {
+  return { source, line, bytes: Buffer.byteLength(line, "utf8") + 1 };
+}
+
+export class BufferManager {
+  private readonly tables = new Map<string, TableBuffer>();
+
+  constructor(private readonly limits: FlushLimits) {}
+
+  add(table: string, row: BufferedRow, now: number): void {
+    let buffer = this.tables.get(table);
+    if (buffer === undefined) {
+      buffer = { rows: [], bytes: 0, since: now };
+      this.tables.set(table, buffer);
+    }
+    if (buffer.rows.length === 0) buffer.since = now;
+    buffer.rows.push(row);
+    buffer.bytes += row.bytes;
+  }
+
+  /** Tables whose buffer reached a limit, or every non-empty one when `all`. */
+  dueTables(now: number, all = false): string[] {
+    const due: string[] = [];
+    for (const [table, buffer] of this.tables) {
+      if (buffer.rows.length === 0) continue;
+      if (all || buffer.rows.length >= this.limits.maxRows || buffer.bytes >= this.limits.maxBytes || now - buffer.since >= this.limits.maxAgeMs) {
+        due.push(table);
+      }
+    }
+    return due;
+  }
+
+  /** When the next table becomes due by age (ms), or undefined when every buffer is empty. */
+  nextDueAt(): number | undefined {
+    let next: number | undefined;
+    for (const buffer of this.tables.values()) {
+      if (buffer.rows.length > 0 && (next === undefined || buffer.since + this.limits.maxAgeMs < next)) next = buffer.since + this.limits.maxAgeMs;
+    }
+    return next;
+  }
+
+  /** Removes and returns up to one batch (maxRows rows, maxBytes bytes, at least one row) of a table. */
+  take(table: string): BufferedRow[] {
+    const buffer = this.tables.get(table);
+    if (buffer === undefined || buffer.rows.length === 0) return [];
+    let count = 0;
+    let bytes = 0;
+    for (const row of buffer.rows) {
+      if (count > 0 && (count >= this.limits.maxRows || bytes + row.bytes > this.limits.maxBytes)) break;
+      count++;
+      bytes += row.bytes;
+    }
+    const batch = buffer.rows.splice(0, count);
+    buffer.bytes -= bytes;
+    return batch;
+  }
+
+  /** Puts rows a flush could not place back at the front, keeping their original wait time. */
+  putBack(table: string, rows: readonly BufferedRow[], since: number): void {
+    if (rows.length === 0) return;
+    let buffer = this.tables.get(table);
+    if (buffer === undefined) {
+      buffer = { rows: [], bytes: 0, since };
+      this.tables.set(table, buffer);
+    }
+    buffer.rows = [...rows, ...buffer.rows];
+    for (const row of rows) buffer.bytes += row.bytes;
+    buffer.since = Math.min(buffer.since, since);
+  }
+
+  /** Drops the rows of revoked partitions; returns how many were dropped. */
+  discardPartitions(tps: readonly TopicPartition[]): number {
+    const revoked = new Set(tps.map(partitionKey));
+    let dropped = 0;
+    for (const buffer of this.tables.values()) {
+      const kept = buffer.rows.filter((row) => !revoked.has(partitionKey(row.source)));
+      dropped += buffer.rows.length - kept.length;
+      buffer.rows = kept;
+      buffer.bytes = kept.reduce((sum, row) => sum + row.bytes, 0);
+    }
+    return dropped;
+  }
+
+  rowCount(): number {
+    let count = 0;
+    for (const buffer of this.tables.values()) count += buffer.rows.length;
+    return count;
+  }
+
+  byteCount(): number {
+    let bytes = 0;
+    for (const buffer of this.tables.values()) bytes += buffer.bytes;
+    return bytes;
+  }
+}

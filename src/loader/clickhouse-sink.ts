@@ -1,0 +1,70 @@
+// The loader's two writes to ClickHouse over @clickhouse/client: a batch of JSONEachRow lines into a
+// table, and dead letters into the dead-letter table as TabSeparated bytes (a raw value need not be
+// UTF-8, and TSV escaping is byte-wise, so the bytes land exactly). Both send a body we serialised
+// ourselves, as a stream, so the client does not encode anything again.
+import { Readable } from "node:stream";
+import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
+import { quoteIdentifier } from "../clickhouse/sql.ts";
+
+/** Where rows go: one INSERT per call, all or nothing (a batch below max_insert_block_size is one block). */
+export interface RowInserter {
+  insertLines(table: string, lines: readonly string[]): Promise<void>;
+}
+
+/** A table name as `db.table`, each part quoted. */
+export function qualifiedTable(database: string, table: string): string {
+  return `${quoteIdentifier(database)}.${quoteIdentifier(table)}`;
+}
+
+// Strict parsing whatever the server's profile says: a bad value must fail its INSERT, not land as a
+// default, so salvage can find it. 18.16 has both settings (system.settings, probed on the stand).
+const STRICT_INPUT: ClickHouseSettings = { input_format_allow_errors_num: "0", input_format_allow_errors_ratio: 0 };
+
+export class ClickHouseRowInserter implements RowInserter {
+  constructor(
+    private readonly client: ClickHouseClient,
+    private readonly settings: ClickHouseSettings = {},
+  ) {}
+
+  /** `table` is already qualified and quoted (qualifiedTable). */
+  async insertLines(table: string, lines: readonly string[]): Promise<void> {
+    const body = Buffer.from(lines.join("\n") + "\n", "utf8");
+    await this.client.insert({
+      table,
+      values: Readable.from([body]),
+      format: "JSONEachRow",
+      clickhouse_settings: { ...STRICT_INPUT, ...this.settings },
+    });
+  }
+}
+
+/** TabSeparated escaping of raw bytes: backslash, tab, newline, carriage return and NUL. */
+export function escapeTsvBytes(bytes: Buffer): Buffer {
+  let extra = 0;
+  for (const b of bytes) if (b === 0x5c || b === 0x09 || b === 0x0a || b === 0x0d || b === 0x00) extra++;
+  if (extra === 0) return bytes;
+  const out = Buffer.allocUnsafe(bytes.length + extra);
+  let j = 0;
+  for (const b of bytes) {
+    if (b === 0x5c || b === 0x09 || b === 0x0a || b === 0x0d || b === 0x00) {
+      out[j++] = 0x5c;
+      out[j++] = b === 0x5c ? 0x5c : b === 0x09 ? 0x74 : b === 0x0a ? 0x6e : b === 0x0d ? 0x72 : 0x30;
+    } else {
+      out[j++] = b;
+    }
+  }
+  return out;
+}
+
+/** Sends a prebuilt TabSeparated body into `table` (qualified and quoted) with its column list. */
+export async function insertTsv(client: ClickHouseClient, table: string, columns: readonly string[], body: Buffer): Promise<void> {
+  const [first, ...rest] = columns;
+  if (first === undefined) throw new Error("insertTsv needs at least one column");
+  await client.insert({
+    table,
+    values: Readable.from([body]),
+    format: "TabSeparated",
+    columns: [first, ...rest],
+    clickhouse_settings: STRICT_INPUT,
+  });
+}

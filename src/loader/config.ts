@@ -1,0 +1,58 @@
+// The loader's options: validated by one zod schema and returned frozen and fully defaulted, so
+// every module reads numbers it can trust. Nothing here reads the environment; the caller (a
+// future stand service) passes what stand.yaml says.
+import { z } from "zod";
+
+const positiveInt = z.number().int().positive();
+
+const flushSchema = z
+  .object({
+    /** A table's buffer flushes once it holds this many rows. Keep it below the server's
+     * max_insert_block_size (1,048,576): a batch must be one block for its INSERT to be all or nothing. */
+    maxRows: positiveInt.max(1_000_000).default(20_000),
+    /** … or this many bytes of serialised rows. */
+    maxBytes: positiveInt.default(16 * 1024 * 1024),
+    /** … or when its oldest row has waited this long. */
+    maxAgeMs: positiveInt.default(500),
+  })
+  .strict();
+
+const backoffSchema = z
+  .object({
+    initialMs: positiveInt.default(250),
+    maxMs: positiveInt.default(30_000),
+    multiplier: z.number().min(1).default(2),
+    /** Fraction of each delay drawn at random ("equal jitter"): 0.5 → the delay is in [d/2, d]. */
+    jitter: z.number().min(0).max(1).default(0.5),
+  })
+  .strict();
+
+export const loaderConfigSchema = z
+  .object({
+    /** A message value larger than this is dead-lettered as too_large without being parsed. */
+    maxMessageBytes: positiveInt.default(1024 * 1024),
+    /** At most this much of a message value is kept in its dead letter. */
+    rawCapBytes: positiveInt.default(64 * 1024),
+    /** At most this much of a server error text is kept in a dead letter. */
+    errorTextCapBytes: positiveInt.default(4096),
+    /** Inserts one salvage may spend on a rejected batch before the rest is held for the next cycle. */
+    salvageInsertBudget: positiveInt.default(256),
+    flush: flushSchema.default(() => flushSchema.parse({})),
+    backoff: backoffSchema.default(() => backoffSchema.parse({})),
+    /** Server settings sent with every row INSERT (URL parameters; 18.16 has no SETTINGS on INSERT). */
+    insertSettings: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
+  })
+  .strict()
+  .refine((c) => c.backoff.maxMs >= c.backoff.initialMs, { message: "backoff.maxMs must be at least backoff.initialMs" });
+
+export type LoaderConfigInput = z.input<typeof loaderConfigSchema>;
+export type LoaderConfig = Readonly<z.output<typeof loaderConfigSchema>>;
+
+/** Validates and defaults loader options; throws a zod error naming each bad field. */
+export function compileLoaderConfig(input: LoaderConfigInput = {}): LoaderConfig {
+  const parsed = loaderConfigSchema.parse(input);
+  Object.freeze(parsed.flush);
+  Object.freeze(parsed.backoff);
+  Object.freeze(parsed.insertSettings);
+  return Object.freeze(parsed);
+}

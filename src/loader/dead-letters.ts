@@ -1,0 +1,87 @@
+// Dead letters: what the loader could not make a row of, with enough to find and replay it (topic,
+// partition, offset, key, the raw bytes capped, reason code, time). Written to a ClickHouse table as
+// TabSeparated bytes. A dead letter is placed once that INSERT succeeds; when the table refuses a
+// letter for its data (it never should: every field is a String or a number we produce), the letter
+// is dropped and counted by reason rather than holding its partition for ever.
+import { readFileSync } from "node:fs";
+import type { ClickHouseClient } from "@clickhouse/client";
+import { quoteIdentifier } from "../clickhouse/sql.ts";
+import { renderTemplate } from "../clickhouse/sql-template.ts";
+import { escapeTsvBytes, insertTsv } from "./clickhouse-sink.ts";
+import type { MessageSource } from "./types.ts";
+
+export interface DeadLetter {
+  source: MessageSource;
+  /** too_large, invalid_utf8, not_json, not_object, or a data rejection's name (rejections.ts). */
+  reason: string;
+  /** The server's exception code for a rejected row; undefined for undecodable messages. */
+  errorCode: number | undefined;
+  /** What went wrong, capped. */
+  errorText: string;
+  /** The table the row was meant for ("" when the message never became a row). */
+  targetTable: string;
+  deadAt: Date;
+}
+
+export interface DeadLetterSink {
+  write(letters: readonly DeadLetter[]): Promise<void>;
+}
+
+const DDL_FILE = new URL("./sql/dead-letters.sql", import.meta.url);
+
+/** The dead-letter table's CREATE statement; `engine` defaults to a plain MergeTree (tests, one node). */
+export function deadLetterTableDdl(qualifiedTable: string, engine = "ENGINE = MergeTree PARTITION BY toYYYYMM(dead_at) ORDER BY (topic, partition, offset)"): string {
+  return renderTemplate(readFileSync(DDL_FILE, "utf8"), { table: qualifiedTable, engine }, "src/loader/sql/dead-letters.sql");
+}
+
+export const DEAD_LETTER_COLUMNS = [
+  "dead_at", "topic", "partition", "offset", "key", "raw", "raw_bytes", "reason", "error_code", "error_text", "target_table",
+] as const;
+
+function tsvText(text: string): Buffer {
+  return escapeTsvBytes(Buffer.from(text, "utf8"));
+}
+
+function utcDateTime(date: Date): string {
+  return date.toISOString().slice(0, 19).replace("T", " ");
+}
+
+const TAB = Buffer.from("\t");
+const NEWLINE = Buffer.from("\n");
+const NULL_FIELD = Buffer.from("\\N");
+
+/** One dead letter as a TabSeparated line, bytes kept exact. */
+export function deadLetterTsvLine(letter: DeadLetter): Buffer {
+  const { source } = letter;
+  const fields: Buffer[] = [
+    Buffer.from(utcDateTime(letter.deadAt)),
+    tsvText(source.topic),
+    Buffer.from(String(source.partition)),
+    Buffer.from(source.offset.toString()),
+    source.key === null ? NULL_FIELD : escapeTsvBytes(source.key),
+    escapeTsvBytes(source.raw),
+    Buffer.from(String(source.rawBytes)),
+    tsvText(letter.reason),
+    letter.errorCode === undefined ? NULL_FIELD : Buffer.from(String(letter.errorCode)),
+    tsvText(letter.errorText),
+    tsvText(letter.targetTable),
+  ];
+  const parts: Buffer[] = [];
+  fields.forEach((field, i) => parts.push(i === 0 ? field : Buffer.concat([TAB, field])));
+  parts.push(NEWLINE);
+  return Buffer.concat(parts);
+}
+
+export class ClickHouseDeadLetterSink implements DeadLetterSink {
+  /** `table` is already qualified and quoted (qualifiedTable). */
+  constructor(
+    private readonly client: ClickHouseClient,
+    private readonly table: string,
+  ) {}
+
+  async write(letters: readonly DeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    const body = Buffer.concat(letters.map(deadLetterTsvLine));
+    await insertTsv(this.client, this.table, DEAD_LETTER_COLUMNS.map(quoteIdentifier), body);
+  }
+}

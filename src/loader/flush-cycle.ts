@@ -1,0 +1,251 @@
+// The loader's core, without Kafka: messages are accepted (decoded, routed, buffered, tracked),
+// flush cycles insert the due buffers with salvage, write the cycle's dead letters in one INSERT,
+// then commit once, per partition below the lowest offset not placed. Cycles and revocations take
+// turns (one lock), so a revoked partition's rows are dropped between cycles, never mid-write.
+import { BufferManager, bufferedRow, type BufferedRow } from "./buffers.ts";
+import type { RowInserter } from "./clickhouse-sink.ts";
+import type { LoaderConfig } from "./config.ts";
+import type { DeadLetter, DeadLetterSink } from "./dead-letters.ts";
+import { decodeMessageValue } from "./decode.ts";
+import { stringifyJsonLossless, type JsonObject } from "./json-lossless.ts";
+import type { LoaderMetrics } from "./metrics.ts";
+import { OffsetTracker, type CommitPoint } from "./offsets.ts";
+import { classifyRejection, type Rejection } from "./rejections.ts";
+import { insertWithSalvage } from "./salvage.ts";
+import { SinkGate, type SinkGateState } from "./sink-gate.ts";
+import { messageSource, partitionKey, type LoaderMessage, type TopicPartition } from "./types.ts";
+
+/** Where a decoded row goes: a table (qualified, quoted) and the object to insert there. */
+export interface RowRoute {
+  table: string;
+  row: JsonObject;
+}
+
+/** Picks a message's table and shapes its row (promotion, a `_raw` column); null skips the message. */
+export type Router = (row: JsonObject, message: LoaderMessage) => RowRoute | null;
+
+export interface LoaderCoreDeps {
+  config: LoaderConfig;
+  inserter: RowInserter;
+  deadLetters: DeadLetterSink;
+  /** Commits offsets (the consumer's commitOffsets); called at most once per cycle. */
+  commit: (points: readonly CommitPoint[]) => Promise<void>;
+  route: Router;
+  metrics?: LoaderMetrics;
+  now?: () => number;
+  random?: () => number;
+}
+
+export interface CycleReport {
+  ran: boolean;
+  tables: number;
+  rowsLanded: number;
+  deadLettersWritten: number;
+  deadLettersDropped: number;
+  rowsHeld: number;
+  heldBy: Rejection[];
+  committed: CommitPoint[];
+  commitError: unknown;
+  gate: SinkGateState;
+}
+
+export class LoaderCore {
+  private readonly buffers: BufferManager;
+  private readonly offsets = new OffsetTracker();
+  private readonly gate: SinkGate;
+  private pendingDeadLetters: DeadLetter[] = [];
+  private lock: Promise<unknown> = Promise.resolve();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: LoaderCoreDeps) {
+    this.buffers = new BufferManager(deps.config.flush);
+    this.gate = new SinkGate(deps.config.backoff, deps.metrics?.sinkDown, deps.random);
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Takes one message: a row into its table's buffer, or a dead letter for the next cycle. */
+  accept(message: LoaderMessage): void {
+    const { config } = this.deps;
+    this.offsets.handOut(message, message.offset);
+    const source = messageSource(message, config.rawCapBytes);
+    const decoded = decodeMessageValue(message.value, config);
+    if (!decoded.ok) {
+      this.pendingDeadLetters.push({ source, reason: decoded.reason, errorCode: undefined, errorText: decoded.detail, targetTable: "", deadAt: new Date(this.now()) });
+      return;
+    }
+    const route = this.deps.route(decoded.row, message);
+    if (route === null) {
+      this.offsets.markPlaced(message, message.offset);
+      return;
+    }
+    this.buffers.add(route.table, bufferedRow(source, stringifyJsonLossless(route.row)), this.now());
+  }
+
+  /** Whether a cycle has work now: a buffer reached a limit or its age, or dead letters wait. */
+  isDue(): boolean {
+    const now = this.now();
+    return this.gate.mayRun(now) && (this.pendingDeadLetters.length > 0 || this.buffers.dueTables(now).length > 0);
+  }
+
+  /** Runs one flush cycle (every non-empty buffer when `all`); waits for its turn with revocations. */
+  runCycle(options: { all?: boolean; ignoreBackoff?: boolean } = {}): Promise<CycleReport> {
+    return this.exclusive(() => this.cycle(options.all ?? false, options.ignoreBackoff ?? false));
+  }
+
+  /** Drops everything of partitions a rebalance took away; returns how many rows and letters went. */
+  revoke(tps: readonly TopicPartition[]): Promise<number> {
+    return this.exclusive(() => {
+      const revoked = new Set(tps.map(partitionKey));
+      const rows = this.buffers.discardPartitions(tps);
+      const letters = this.pendingDeadLetters.length;
+      this.pendingDeadLetters = this.pendingDeadLetters.filter((l) => !revoked.has(partitionKey(l.source)));
+      this.offsets.revoke(tps);
+      this.deps.metrics?.revokeDiscarded.inc({ stage: "buffer" }, rows);
+      this.deps.metrics?.revokeDiscarded.inc({ stage: "dead_letter" }, letters - this.pendingDeadLetters.length);
+      this.deps.metrics?.heldRows.set(this.offsets.unplacedCount());
+      return Promise.resolve(rows + letters - this.pendingDeadLetters.length);
+    });
+  }
+
+  /** Messages handed out and not placed; buffered rows; dead letters waiting; the gate. */
+  status(): { unplaced: number; bufferedRows: number; bufferedBytes: number; pendingDeadLetters: number; gate: SinkGateState; nextDueAt: number | undefined } {
+    return {
+      unplaced: this.offsets.unplacedCount(),
+      bufferedRows: this.buffers.rowCount(),
+      bufferedBytes: this.buffers.byteCount(),
+      pendingDeadLetters: this.pendingDeadLetters.length,
+      gate: this.gate.snapshot(),
+      nextDueAt: this.buffers.nextDueAt(),
+    };
+  }
+
+  /** The offset safe to commit on a partition (tests and lag reporting). */
+  safeOffset(tp: TopicPartition): bigint | undefined {
+    return this.offsets.safeOffset(tp);
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(work, work);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  private async cycle(all: boolean, ignoreBackoff: boolean): Promise<CycleReport> {
+    const started = this.now();
+    const report: CycleReport = { ran: false, tables: 0, rowsLanded: 0, deadLettersWritten: 0, deadLettersDropped: 0, rowsHeld: 0, heldBy: [], committed: [], commitError: undefined, gate: this.gate.snapshot() };
+    if (!ignoreBackoff && !this.gate.mayRun(started)) return report;
+    report.ran = true;
+    const verdict = { succeeded: 0, failedTransient: 0, failedOther: 0 };
+    const tables = this.buffers.dueTables(started, all);
+    report.tables = tables.length;
+    for (const table of tables) await this.flushTable(table, started, verdict, report);
+    await this.writeDeadLetters(verdict, report);
+    report.gate = this.gate.record(verdict, this.now());
+    await this.commitPlaced(report);
+    this.deps.metrics?.heldRows.set(this.offsets.unplacedCount());
+    this.deps.metrics?.flushSeconds.observe((this.now() - started) / 1000);
+    return report;
+  }
+
+  private async flushTable(table: string, started: number, verdict: { succeeded: number; failedTransient: number; failedOther: number }, report: CycleReport): Promise<void> {
+    const { config, metrics } = this.deps;
+    const batch = this.buffers.take(table);
+    const outcome = await insertWithSalvage(this.deps.inserter, table, batch, { insertBudget: config.salvageInsertBudget, errorTextCapBytes: config.errorTextCapBytes });
+    verdict.succeeded += outcome.inserts - outcome.failures.length;
+    for (const failure of outcome.failures) {
+      metrics?.insertFailures.inc({ kind: failure.kind });
+      if (failure.kind === "transient" || failure.kind === "unknown") verdict.failedTransient++;
+      else if (failure.kind !== "data") verdict.failedOther++;
+    }
+    this.placeRows(table, outcome.landed);
+    report.rowsLanded += outcome.landed.length;
+    for (const { row, rejection } of outcome.rejected) {
+      this.pendingDeadLetters.push({ source: row.source, reason: rejection.reason, errorCode: rejection.code, errorText: rejection.text, targetTable: table, deadAt: new Date(this.now()) });
+    }
+    if (outcome.held.length > 0) {
+      this.buffers.putBack(table, outcome.held, started);
+      report.rowsHeld += outcome.held.length;
+      if (outcome.heldBy !== undefined) report.heldBy.push(outcome.heldBy);
+    }
+  }
+
+  private placeRows(table: string, rows: readonly BufferedRow[]): void {
+    let bytes = 0;
+    for (const row of rows) {
+      this.offsets.markPlaced(row.source, row.source.offset);
+      bytes += row.bytes;
+    }
+    this.deps.metrics?.rowsPlaced.inc({ table }, rows.length);
+    this.deps.metrics?.bytesPlaced.inc({ table }, bytes);
+  }
+
+  private async writeDeadLetters(verdict: { succeeded: number; failedTransient: number; failedOther: number }, report: CycleReport): Promise<void> {
+    const letters = this.pendingDeadLetters;
+    if (letters.length === 0) return;
+    this.pendingDeadLetters = [];
+    let rejection = await this.tryWriteDeadLetters(letters);
+    if (rejection?.kind === "data" && letters.length > 1) {
+      // The table refused some letter's data: write them one by one, so only the refused ones drop.
+      rejection = undefined;
+      for (const letter of letters) {
+        const single = await this.tryWriteDeadLetters([letter]);
+        if (single?.kind === "data") this.dropDeadLetter(letter, report);
+        else if (single === undefined) this.placeDeadLetter(letter, report);
+        else {
+          rejection = single;
+          this.pendingDeadLetters.push(letter);
+        }
+      }
+    } else if (rejection?.kind === "data") {
+      for (const letter of letters) this.dropDeadLetter(letter, report);
+      rejection = undefined;
+    } else if (rejection === undefined) {
+      for (const letter of letters) this.placeDeadLetter(letter, report);
+    } else {
+      this.pendingDeadLetters = [...letters, ...this.pendingDeadLetters];
+    }
+    if (report.deadLettersWritten > 0) verdict.succeeded++;
+    if (rejection !== undefined) {
+      if (rejection.kind === "schema") verdict.failedOther++;
+      else verdict.failedTransient++;
+      report.heldBy.push(rejection);
+    }
+  }
+
+  private async tryWriteDeadLetters(letters: readonly DeadLetter[]): Promise<Rejection | undefined> {
+    try {
+      await this.deps.deadLetters.write(letters);
+      return undefined;
+    } catch (err) {
+      const rejection = classifyRejection(err, this.deps.config.errorTextCapBytes);
+      this.deps.metrics?.insertFailures.inc({ kind: rejection.kind });
+      return rejection;
+    }
+  }
+
+  private placeDeadLetter(letter: DeadLetter, report: CycleReport): void {
+    this.offsets.markPlaced(letter.source, letter.source.offset);
+    this.deps.metrics?.deadLetters.inc({ reason: letter.reason });
+    report.deadLettersWritten++;
+  }
+
+  /** A letter the dead-letter table refused for its own data: no retry can change that, so it is counted and let go. */
+  private dropDeadLetter(letter: DeadLetter, report: CycleReport): void {
+    this.offsets.markPlaced(letter.source, letter.source.offset);
+    this.deps.metrics?.deadLettersDropped.inc({ reason: letter.reason });
+    report.deadLettersDropped++;
+  }
+
+  private async commitPlaced(report: CycleReport): Promise<void> {
+    const points = this.offsets.pendingCommits();
+    if (points.length === 0) return;
+    try {
+      await this.deps.commit(points);
+      this.offsets.markCommitted(points);
+      report.committed = points;
+      for (const p of points) this.deps.metrics?.commitOffset.set({ topic: p.topic, partition: String(p.partition) }, Number(p.offset));
+    } catch (err) {
+      report.commitError = err;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+// Batch salvage: a batch the server rejected for its data is split in halves, and each half tried,
+// until every bad row is alone; the good rows land, each bad row becomes a dead letter with the
+// rejection that singled it out. A failure that is not the rows' own (transient, schema, unknown)
+// stops the salvage: what did not land yet is held, never dead-lettered. With k bad rows among n,
+// salvage costs about 2·k·log2(n/k) inserts; a budget bounds it, and what the budget did not reach
+// is held for the next cycle (which resumes with fewer rows, since the landed ones are gone).
+import type { BufferedRow } from "./buffers.ts";
+import type { RowInserter } from "./clickhouse-sink.ts";
+import { classifyRejection, type Rejection } from "./rejections.ts";
+
+export interface RejectedRow {
+  row: BufferedRow;
+  rejection: Rejection;
+}
+
+export interface SalvageOutcome {
+  landed: BufferedRow[];
+  rejected: RejectedRow[];
+  /** Rows not placed: to go back to the buffer, in order. */
+  held: BufferedRow[];
+  /** Why rows were held: the first non-data failure, or a budget note. */
+  heldBy: Rejection | undefined;
+  inserts: number;
+  /** Inserts that failed, with their classification (the sink-down gate reads these). */
+  failures: Rejection[];
+}
+
+export interface SalvageOptions {
+  insertBudget: number;
+  errorTextCapBytes: number;
+}
+
+const BUDGET_SPENT: Rejection = { kind: "unknown", code: undefined, reason: "salvage_budget_spent", text: "salvage insert budget spent; the rest waits for the next flush cycle" };
+
+/** Inserts `rows` into `table`, salvaging around data rejections. */
+export async function insertWithSalvage(inserter: RowInserter, table: string, rows: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
+  const outcome: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [] };
+  // Work list of slices, in order; a rejected slice is replaced by its two halves.
+  const pending: BufferedRow[][] = rows.length > 0 ? [rows.slice()] : [];
+  while (pending.length > 0) {
+    const slice = pending.shift();
+    if (slice === undefined) break;
+    if (outcome.heldBy !== undefined) {
+      outcome.held.push(...slice);
+      continue;
+    }
+    if (outcome.inserts >= options.insertBudget) {
+      outcome.heldBy = BUDGET_SPENT;
+      outcome.held.push(...slice);
+      continue;
+    }
+    outcome.inserts++;
+    try {
+      await inserter.insertLines(table, slice.map((row) => row.line));
+      outcome.landed.push(...slice);
+    } catch (err) {
+      const rejection = classifyRejection(err, options.errorTextCapBytes);
+      outcome.failures.push(rejection);
+      if (rejection.kind !== "data") {
+        outcome.heldBy = rejection;
+        outcome.held.push(...slice);
+      } else if (slice.length === 1 && slice[0] !== undefined) {
+        outcome.rejected.push({ row: slice[0], rejection });
+      } else {
+        const middle = Math.ceil(slice.length / 2);
+        pending.unshift(slice.slice(0, middle), slice.slice(middle));
+      }
+    }
+  }
+  return outcome;
+}
