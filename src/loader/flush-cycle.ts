@@ -12,7 +12,7 @@ import type { LoaderMetrics } from "./metrics.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
 import { classifyRejection, type Rejection } from "./rejections.ts";
 import { insertWithSalvage } from "./salvage.ts";
-import { SinkGate, type SinkGateState } from "./sink-gate.ts";
+import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
 import { messageSource, partitionKey, type LoaderMessage, type TopicPartition } from "./types.ts";
 
 /** Where a decoded row goes: a table (qualified, quoted) and the object to insert there. */
@@ -135,7 +135,7 @@ export class LoaderCore {
     const report: CycleReport = { ran: false, tables: 0, rowsLanded: 0, deadLettersWritten: 0, deadLettersDropped: 0, rowsHeld: 0, heldBy: [], committed: [], commitError: undefined, gate: this.gate.snapshot() };
     if (!ignoreBackoff && !this.gate.mayRun(started)) return report;
     report.ran = true;
-    const verdict = { succeeded: 0, failedTransient: 0, failedOther: 0 };
+    const verdict: CycleVerdict = { succeeded: 0, failedTransient: 0, failedOther: 0 };
     const tables = this.buffers.dueTables(started, all);
     report.tables = tables.length;
     for (const table of tables) await this.flushTable(table, started, verdict, report);
@@ -147,9 +147,16 @@ export class LoaderCore {
     return report;
   }
 
-  private async flushTable(table: string, started: number, verdict: { succeeded: number; failedTransient: number; failedOther: number }, report: CycleReport): Promise<void> {
+  /** Flushes a due table's whole buffer, batch by batch, until it is empty or a batch is held. */
+  private async flushTable(table: string, started: number, verdict: CycleVerdict, report: CycleReport): Promise<void> {
+    for (let batch = this.buffers.take(table); batch.length > 0; batch = this.buffers.take(table)) {
+      if (!(await this.flushBatch(table, batch, started, verdict, report))) return;
+    }
+  }
+
+  /** Inserts one batch with salvage; false when some of it was held (the table waits for the next cycle). */
+  private async flushBatch(table: string, batch: BufferedRow[], started: number, verdict: CycleVerdict, report: CycleReport): Promise<boolean> {
     const { config, metrics } = this.deps;
-    const batch = this.buffers.take(table);
     const outcome = await insertWithSalvage(this.deps.inserter, table, batch, { insertBudget: config.salvageInsertBudget, errorTextCapBytes: config.errorTextCapBytes });
     verdict.succeeded += outcome.inserts - outcome.failures.length;
     for (const failure of outcome.failures) {
@@ -162,11 +169,11 @@ export class LoaderCore {
     for (const { row, rejection } of outcome.rejected) {
       this.pendingDeadLetters.push({ source: row.source, reason: rejection.reason, errorCode: rejection.code, errorText: rejection.text, targetTable: table, deadAt: new Date(this.now()) });
     }
-    if (outcome.held.length > 0) {
-      this.buffers.putBack(table, outcome.held, started);
-      report.rowsHeld += outcome.held.length;
-      if (outcome.heldBy !== undefined) report.heldBy.push(outcome.heldBy);
-    }
+    if (outcome.held.length === 0) return true;
+    this.buffers.putBack(table, outcome.held, started);
+    report.rowsHeld += outcome.held.length;
+    if (outcome.heldBy !== undefined) report.heldBy.push(outcome.heldBy);
+    return false;
   }
 
   private placeRows(table: string, rows: readonly BufferedRow[]): void {
@@ -179,7 +186,7 @@ export class LoaderCore {
     this.deps.metrics?.bytesPlaced.inc({ table }, bytes);
   }
 
-  private async writeDeadLetters(verdict: { succeeded: number; failedTransient: number; failedOther: number }, report: CycleReport): Promise<void> {
+  private async writeDeadLetters(verdict: CycleVerdict, report: CycleReport): Promise<void> {
     const letters = this.pendingDeadLetters;
     if (letters.length === 0) return;
     this.pendingDeadLetters = [];

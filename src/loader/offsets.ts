@@ -50,6 +50,9 @@ export class OffsetTracker {
   handOut(tp: TopicPartition, offset: bigint): void {
     const state = this.state(tp);
     if (state.next !== undefined && offset < state.next) throw new OffsetOrderError(tp, offset, state.next);
+    // The consumer read from here, so its group already stands at or past this offset: committing
+    // it again would be a commit without progress.
+    if (state.next === undefined && state.committed === undefined) state.committed = offset;
     state.queue.push(offset);
     state.next = offset + 1n;
   }
