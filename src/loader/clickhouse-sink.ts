@@ -1,7 +1,8 @@
 // The loader's two writes to ClickHouse over @clickhouse/client: a batch of JSONEachRow lines into a
 // table, and dead letters into the dead-letter table as TabSeparated bytes (a raw value need not be
 // UTF-8, and TSV escaping is byte-wise, so the bytes land exactly). Both send a body we serialised
-// ourselves, as a stream, so the client does not encode anything again.
+// ourselves (exec with a byte stream: the client's insert() would encode JSON objects again, and
+// its JSON.stringify cannot write a bigint).
 import { Readable } from "node:stream";
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
 import { quoteIdentifier } from "../clickhouse/sql.ts";
@@ -29,12 +30,16 @@ export class ClickHouseRowInserter implements RowInserter {
   /** `table` is already qualified and quoted (qualifiedTable). */
   async insertLines(table: string, lines: readonly string[]): Promise<void> {
     const body = Buffer.from(lines.join("\n") + "\n", "utf8");
-    await this.client.insert({
-      table,
-      values: Readable.from([body]),
-      format: "JSONEachRow",
-      clickhouse_settings: { ...STRICT_INPUT, ...this.settings },
-    });
+    await execInsert(this.client, `INSERT INTO ${table} FORMAT JSONEachRow`, body, { ...STRICT_INPUT, ...this.settings });
+  }
+}
+
+/** Runs `INSERT … FORMAT …` with a prebuilt body; resolves once the server accepted all of it. */
+async function execInsert(client: ClickHouseClient, query: string, body: Buffer, settings: ClickHouseSettings): Promise<void> {
+  const result = await client.exec({ query, values: Readable.from([body], { objectMode: false }), clickhouse_settings: settings });
+  // The answer to an INSERT is empty; read it to the end so the socket goes back to the pool.
+  for await (const _chunk of result.stream) {
+    // nothing to read
   }
 }
 
@@ -56,15 +61,8 @@ export function escapeTsvBytes(bytes: Buffer): Buffer {
   return out;
 }
 
-/** Sends a prebuilt TabSeparated body into `table` (qualified and quoted) with its column list. */
+/** Sends a prebuilt TabSeparated body into `table` (qualified and quoted) with its (quoted) columns. */
 export async function insertTsv(client: ClickHouseClient, table: string, columns: readonly string[], body: Buffer): Promise<void> {
-  const [first, ...rest] = columns;
-  if (first === undefined) throw new Error("insertTsv needs at least one column");
-  await client.insert({
-    table,
-    values: Readable.from([body]),
-    format: "TabSeparated",
-    columns: [first, ...rest],
-    clickhouse_settings: STRICT_INPUT,
-  });
+  if (columns.length === 0) throw new Error("insertTsv needs at least one column");
+  await execInsert(client, `INSERT INTO ${table} (${columns.join(", ")}) FORMAT TabSeparated`, body, STRICT_INPUT);
 }
