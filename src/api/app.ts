@@ -48,6 +48,8 @@ export interface CreateAppOptions {
   schemaStatus?: () => Promise<SchemaStatusResponse>;
   /** Routers mounted after the API's routes and before its 404 (the web view). */
   routers?: readonly Router[];
+  /** Further route declarations (the world's, from src/server), mounted and documented like the API's own. */
+  routes?: readonly RouteSpec[];
 }
 
 export interface RunnerApp extends Express {
@@ -78,6 +80,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     ...variableRoutes(context),
     ...variableBulkRoutes(context),
     ...systemRoutes(context),
+    ...(options.routes ?? []),
     ...monitorRoutes(context, () => (document ??= buildOpenApiDocument(specs, { version: API_VERSION }))),
   ];
 

@@ -7,12 +7,16 @@ import { ApiProblem } from "../api/problem.ts";
 import type { SchemaStatusResponse } from "../api/schemas.ts";
 import { VariableNotFoundError } from "../runner/errors.ts";
 import type { RunnerService } from "../runner/service.ts";
+import type { WorldSources } from "../web/pages/world-view.ts";
 import { createWebRouter } from "../web/router.ts";
+import { worldApiRoutes } from "../web/world-api.ts";
+import { readKafkaOffsets } from "../world/kafka-lag.ts";
 import { WORLD_POSITION_KEY } from "../world/position.ts";
 import { runnerDatabaseUrl } from "../world/schema-ledger.ts";
 import { SchemaLedgerMissingError, readSchemaStatus } from "../world/schema-status.ts";
+import { readWorldNumbers } from "../world/world-summary.ts";
 
-export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers"> & {
+export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers" | "routes"> & {
   /** The database holding runner.schema_ledger; the stand's runner database when omitted. */
   ledgerPgUrl?: string;
 };
@@ -50,6 +54,7 @@ function schemaStatusSource(options: StandAppOptions): () => Promise<SchemaStatu
 /** The API with the web view and the world's schema status mounted: what the runner process serves. */
 export function createStandApp(options: StandAppOptions): RunnerApp {
   const schemaStatus = schemaStatusSource(options);
-  const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus });
-  return createApp({ ...options, schemaStatus, routers: [web] });
+  const world: WorldSources = { numbers: (days) => readWorldNumbers({ days }), kafka: () => readKafkaOffsets(), schema: schemaStatus };
+  const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus, world });
+  return createApp({ ...options, schemaStatus, routers: [web], routes: worldApiRoutes(options.runner, world) });
 }

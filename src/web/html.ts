@@ -56,6 +56,7 @@ export const webPaths = {
   variables: (offset = 0) => (offset > 0 ? `/ui/variables?offset=${offset}` : "/ui/variables"),
   variable: (key: string, offset = 0) => `/ui/variables/${encodeURIComponent(key)}${offset > 0 ? `?offset=${offset}` : ""}`,
   schema: () => "/ui/schema",
+  world: () => "/ui/world",
   pauseAction: (dagId: string) => `/ui/actions/dags/${encodeURIComponent(dagId)}/pause`,
   triggerAction: (dagId: string) => `/ui/actions/dags/${encodeURIComponent(dagId)}/trigger`,
   runStateAction: (dagId: string, runId: string) => `/ui/actions/dags/${encodeURIComponent(dagId)}/runs/${encodeURIComponent(runId)}/state`,

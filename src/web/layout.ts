@@ -12,11 +12,11 @@ export interface PageInfo {
 export interface PageShell {
   title: string;
   /** Which renderer the client script uses when it refreshes the page. */
-  pageKind: "dag-list" | "dag-grid" | "run" | "variables" | "variable" | "schema" | "error";
+  pageKind: "dag-list" | "dag-grid" | "run" | "variables" | "variable" | "schema" | "world" | "error";
   /** JSON twin of the page, polled while `active`; absent for pages that never change alone. */
   refreshUrl?: string;
   active?: boolean;
-  nav: "dags" | "variables" | "schema";
+  nav: "dags" | "variables" | "schema" | "world";
   body: SafeHtml;
 }
 
@@ -85,6 +85,7 @@ export function renderPage(shell: PageShell): string {
     ${navLink(webPaths.dagList(), "DAGs", shell.nav === "dags")}
     ${navLink(webPaths.variables(), "Variables", shell.nav === "variables")}
     ${navLink(webPaths.schema(), "Schema", shell.nav === "schema")}
+    ${navLink(webPaths.world(), "World", shell.nav === "world")}
   </nav>
   <span id="live-status" class="live-status" role="status"></span>
 </header>

@@ -21,6 +21,8 @@ import { buildDagListView, renderDagListPage } from "./pages/dag-list.ts";
 import { renderRunPage } from "./pages/run-page.ts";
 import { buildRunView } from "./pages/run-view.ts";
 import { buildSchemaStatusView, renderSchemaStatusPage, type SchemaStatusSource } from "./pages/schema-status.ts";
+import { renderWorldPage } from "./pages/world-page.ts";
+import { buildWorldView, worldQuery, type WorldSources } from "./pages/world-view.ts";
 import { buildVariableHistoryView, buildVariablesView, renderVariableHistoryPage, renderVariablesPage } from "./pages/variables.ts";
 import { webSecurityHeaders } from "./security.ts";
 import { webErrorHandler, webNotFound } from "./web-errors.ts";
@@ -30,6 +32,8 @@ export interface WebRouterOptions {
   logger: Logger;
   /** The world's schema status (the /ui/schema page); the page says it is not available without it. */
   schemaStatus?: SchemaStatusSource;
+  /** The world's ClickHouse and Kafka (the /ui/world page); its parts say "not wired in" without it. */
+  world?: WorldSources;
 }
 
 const offsetSchema = z.coerce.number().int().min(0).max(1_000_000_000).default(0);
@@ -145,7 +149,7 @@ function mountStaticFiles(router: Router): void {
   }
 }
 
-function mountPages(router: Router, runner: RunnerService, schemaStatus: SchemaStatusSource | undefined): void {
+function mountPages(router: Router, runner: RunnerService, schemaStatus: SchemaStatusSource | undefined, world: WorldSources | undefined): void {
   servePage(router, "/", (req) => buildDagListView(runner, parse(pageQuery, req.query, "").offset), renderDagListPage);
   servePage(
     router,
@@ -172,6 +176,7 @@ function mountPages(router: Router, runner: RunnerService, schemaStatus: SchemaS
     renderVariableHistoryPage,
   );
   servePage(router, "/schema", () => buildSchemaStatusView(schemaStatus), renderSchemaStatusPage);
+  servePage(router, "/world", (req) => buildWorldView(runner, world, parse(worldQuery, req.query, "").days), renderWorldPage);
 }
 
 export function createWebRouter(options: WebRouterOptions): Router {
@@ -179,7 +184,7 @@ export function createWebRouter(options: WebRouterOptions): Router {
   router.get("/", (_req, res) => res.redirect(302, webPaths.dagList()));
   router.use("/ui", webSecurityHeaders());
   mountStaticFiles(router);
-  mountPages(router, options.runner, options.schemaStatus);
+  mountPages(router, options.runner, options.schemaStatus, options.world);
   router.use(pageActionsRouter(options.runner));
   router.use("/ui", webNotFound());
   router.use("/ui", webErrorHandler(options.logger));

@@ -52,8 +52,11 @@ function scheduleRefresh(delayMs: number): void {
 }
 
 /** Updates the page from its JSON twin: the view model the server rendered it from (src/web/pages). */
-function renderView(page: string | undefined, view: RefreshedView): void {
+async function renderView(page: string | undefined, view: RefreshedView): Promise<void> {
   switch (page) {
+    case "world":
+      await renderWorld();
+      break;
     case "dag-list":
       renderDagList(view as DagListView);
       break;
@@ -76,7 +79,7 @@ async function refreshOnce(): Promise<void> {
     if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
     // The JSON twin is this server's view model; view-contract.ts keeps views.ts in step with it.
     const view = (await response.json()) as RefreshedView;
-    renderView(document.body.dataset.page, view);
+    await renderView(document.body.dataset.page, view);
     document.body.dataset.active = view.active ? "true" : "false";
     if (view.active) {
       setStatus(`live: refreshing every ${REFRESH_MS / 1000} s`);
@@ -97,6 +100,19 @@ function startRefresh(): void {
 }
 
 // ---- renderers (mirror the server's HTML in src/web/pages) -------------------------------------
+
+/**
+ * The World page's charts are server-side SVG: rather than draw them twice, the page is read again
+ * as the server renders it (its HTML escapes every value, src/web/html.ts) and its #world part is
+ * swapped in. DOMParser documents run no script, and nothing is assigned to innerHTML.
+ */
+async function renderWorld(): Promise<void> {
+  const response = await fetch(`${location.pathname}${location.search}`, { headers: { Accept: "text/html" }, credentials: "same-origin" });
+  if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html").getElementById("world");
+  const current = document.getElementById("world");
+  if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+}
 
 function renderSquares(runs: readonly RunSquareView[]): Element[] {
   return runs.map((run) => el("a", { class: `sq state-${run.state}`, href: run.href, title: run.title, "data-run": run.runId }));

@@ -1,0 +1,162 @@
+// The World page's view model (also GET /ui/data/world and GET /api/v2/world/summary): the position
+// and its history and the world's active runs from RunnerService, the numbers from ClickHouse and
+// the offsets from Kafka through the sources src/server wires in, and the schema status. Every part
+// is read on its own and carries its own error: a ClickHouse or Kafka that does not answer is shown
+// as such, the page never fails for it.
+import { z } from "zod";
+import { DagNotFoundError, VariableNotFoundError, coerceError } from "../../runner/errors.ts";
+import type { RunnerService } from "../../runner/service.ts";
+import type { VariableChange } from "../../runner/types.ts";
+import type { PartitionOffsets } from "../../world/kafka-lag.ts";
+import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../../world/position.ts";
+import type { DailySeries, DqResults, Part, WorldNumbers } from "../../world/world-summary.ts";
+import { webPaths } from "../html.ts";
+import type { SchemaStatusSource } from "./schema-status.ts";
+
+export type { Part } from "../../world/world-summary.ts";
+
+export const WORLD_DAYS_DEFAULT = 60;
+export const worldQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(WORLD_DAYS_DEFAULT) });
+
+/** Where the page's numbers come from (src/server wires the stand's ClickHouse and Kafka). */
+export interface WorldSources {
+  numbers: (days: number) => Promise<WorldNumbers>;
+  kafka: () => Promise<PartitionOffsets[]>;
+  schema?: SchemaStatusSource;
+  /** Longest wait for ClickHouse or Kafka before the part is shown as not answering. */
+  timeoutMs?: number;
+}
+
+export interface PositionChangeView {
+  changedAt: string;
+  oldValue: string | null;
+  newValue: string | null;
+  changedBy: string;
+  run: { dagId: string; runId: string; href: string } | null;
+}
+
+export interface WorldSchemaView {
+  status: string;
+  drift: boolean;
+  note: string | null;
+  summary: Record<string, number>;
+}
+
+export interface WorldRunView {
+  dagId: string;
+  runId: string;
+  state: string;
+  href: string;
+}
+
+export interface WorldView {
+  generatedAt: string;
+  days: number;
+  /** A world DAG has a queued or running run: the page refreshes itself. */
+  active: boolean;
+  activeRuns: WorldRunView[];
+  position: Part<{ value: string | null; history: PositionChangeView[] }>;
+  layers: Part<DailySeries>;
+  errors: Part<DailySeries>;
+  classes: Part<DailySeries>;
+  dq: Part<DqResults>;
+  kafka: Part<PartitionOffsets[]>;
+  /** null: this server has no world wired in. */
+  schema: Part<WorldSchemaView> | null;
+}
+
+const schemaShape = z.looseObject({
+  status: z.string(),
+  drift: z.boolean(),
+  note: z.string().nullish(),
+  summary: z.record(z.string(), z.number()).optional(),
+});
+
+const notWired = (what: string): Part<never> => ({ ok: false, error: `${what}: this server has no world wired in` });
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function part<T>(read: () => Promise<T>): Promise<Part<T>> {
+  try {
+    return { ok: true, data: await read() };
+  } catch (err) {
+    return { ok: false, error: coerceError(err).message };
+  }
+}
+
+function changeView(change: VariableChange): PositionChangeView {
+  return {
+    changedAt: change.changedAt.toISOString(),
+    oldValue: change.oldValue,
+    newValue: change.newValue,
+    changedBy: change.changedBy,
+    run: change.dagId && change.runId ? { dagId: change.dagId, runId: change.runId, href: webPaths.run(change.dagId, change.runId) } : null,
+  };
+}
+
+async function readPosition(runner: RunnerService): Promise<{ value: string | null; history: PositionChangeView[] }> {
+  const value = await runner.getVariable(WORLD_POSITION_KEY).then(
+    (v) => v.value,
+    (err: unknown) => {
+      if (err instanceof VariableNotFoundError) return null;
+      throw err;
+    },
+  );
+  const history = await runner.variableHistory(WORLD_POSITION_KEY);
+  return { value, history: history.map(changeView).sort((a, b) => a.changedAt.localeCompare(b.changedAt)) };
+}
+
+/** Queued and running runs of the world's DAGs (those this runner has). */
+async function activeWorldRuns(runner: RunnerService): Promise<WorldRunView[]> {
+  const perDag = await Promise.all(
+    WORLD_DAG_IDS.map((dagId) =>
+      runner.listRuns(dagId, { limit: 5, offset: 0, state: ["queued", "running"] }).then(
+        (page) => page.items,
+        (err: unknown) => {
+          if (err instanceof DagNotFoundError) return [];
+          throw err;
+        },
+      ),
+    ),
+  );
+  return perDag.flat().map((run) => ({ dagId: run.dagId, runId: run.runId, state: run.state, href: webPaths.run(run.dagId, run.runId) }));
+}
+
+async function readSchema(source: SchemaStatusSource): Promise<WorldSchemaView> {
+  const status = schemaShape.parse(await source());
+  return { status: status.status, drift: status.drift, note: status.note ?? null, summary: status.summary ?? {} };
+}
+
+export async function buildWorldView(runner: RunnerService, sources: WorldSources | undefined, days: number): Promise<WorldView> {
+  const timeoutMs = sources?.timeoutMs ?? 6000;
+  const allFailed = (failed: Part<never>): WorldNumbers => ({ layers: failed, errors: failed, classes: failed, dq: failed });
+  const numbersPromise = sources
+    ? withTimeout(sources.numbers(days), timeoutMs, "ClickHouse").catch((err: unknown) =>
+        allFailed({ ok: false, error: `ClickHouse did not answer: ${coerceError(err).message}` }),
+      )
+    : Promise.resolve(allFailed(notWired("ClickHouse")));
+  const schemaSource = sources?.schema;
+  const [activeRuns, position, numbers, kafka, schema] = await Promise.all([
+    activeWorldRuns(runner),
+    part(() => readPosition(runner)),
+    numbersPromise,
+    sources ? part(() => withTimeout(sources.kafka(), timeoutMs, "Kafka")) : Promise.resolve(notWired("Kafka")),
+    schemaSource ? part(() => readSchema(schemaSource)) : Promise.resolve(null),
+  ]);
+  return {
+    generatedAt: new Date().toISOString(),
+    days,
+    active: activeRuns.length > 0,
+    activeRuns,
+    position,
+    ...numbers,
+    kafka,
+    schema,
+  };
+}
