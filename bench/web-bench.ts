@@ -3,6 +3,7 @@
 // it (migrations, DAGs), seeds the runs directly with SQL (tasks, tries, log lines, variables with
 // history), starts the API app with the web router on an ephemeral port, and times 20 requests of
 // each page after 2 warm-ups, printing p50/p95 beside the 200 ms target of the DAG list.
+// Then, on the test stand only, the World page over a world of 30 played days (bench/world-bench.ts).
 // Run: node --import tsx bench/web-bench.ts
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
@@ -12,7 +13,9 @@ import { createStandApp } from "../src/server/app.ts";
 import { defineDag } from "../src/runner/dag.ts";
 import type { Dag } from "../src/runner/dag.ts";
 import { createRunner } from "../src/runner/runner.ts";
+import { standConfigPath } from "../src/config/stand.ts";
 import { withBenchDatabase } from "./bench-database.ts";
+import { benchWorldPage, isTestStand } from "./world-bench.ts";
 
 const TOTAL_RUNS = 10_000;
 const DAG_COUNT = 10;
@@ -190,3 +193,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+if (isTestStand()) await benchWorldPage();
+else console.log(`\nworld bench skipped: it steps the world, so it runs on the test stand only (STAND_CONFIG=test/stand.test.yaml), not ${standConfigPath()}`);

@@ -63,7 +63,8 @@ export const LAYER_QUERIES: readonly (readonly [string, string, string])[] = [
   [
     "STG",
     "stg.hits_raw_dist: landed hits by EventDate (replayed copies included)",
-    "SELECT toString(toDateOrZero(EventDate)) AS d, count() AS n FROM stg.hits_raw_dist WHERE toDateOrZero(EventDate) != toDate('0000-00-00') GROUP BY d",
+    // a hit whose EventDate is not a canonical date (refused as bad_event_date) is on no day
+    "SELECT EventDate AS d, count() AS n FROM stg.hits_raw_dist WHERE match(EventDate, '^[0-9]{4}-[0-9]{2}-[0-9]{2}$') AND toString(toDateOrZero(EventDate)) = EventDate GROUP BY d",
   ],
   ["ODS", "ods.event_v: valid hits by EventDate (deduplicated)", "SELECT toString(EventDate) AS d, count() AS n FROM ods.event_v GROUP BY d"],
   ["DDS", "dds.session_v: sessions by session_date", "SELECT toString(session_date) AS d, count() AS n FROM dds.session_v GROUP BY d"],
