@@ -33,7 +33,7 @@ function formatCount(n: number): string {
 export function stackedBarChart(input: BarChartInput): SafeHtml {
   const height = input.height ?? 120;
   const plot = height - BOTTOM - TOP;
-  const width = LEFT + Math.max(1, input.labels.length) * (BAR + GAP) + GAP;
+  const width = Math.max(220, LEFT + Math.max(1, input.labels.length) * (BAR + GAP) + GAP);
   const totals = input.labels.map((_, i) => input.series.reduce((sum, s) => sum + Math.max(0, s.counts[i] ?? 0), 0));
   const max = Math.max(1, ...totals);
   const classOf = input.seriesClass ?? ((_name: string, index: number) => `c${index % 8}`);

@@ -37,7 +37,7 @@ function renderLayers(data: DailySeries): SafeHtml {
   if (data.dates.length === 0) return html`<p class="muted" data-empty="layers">no rows yet</p>`;
   const charts = data.series.map(
     (s) => html`<figure class="layer" data-layer="${s.name}"><figcaption><strong>${s.name}</strong> <span class="muted">${s.source}</span></figcaption>
-${stackedBarChart({ id: `layer-${s.name}`, labels: data.dates, series: [s], height: 90 })}</figure>`,
+${stackedBarChart({ id: `layer-${s.name}`, labels: data.dates, series: [s], height: 90, seriesClass: () => "c5" })}</figure>`,
   );
   return html`<div class="small-multiples">${charts}</div>${numbersTable("layers", data)}`;
 }
@@ -52,6 +52,7 @@ function positionHistory(history: readonly PositionChangeView[]): SafeHtml {
           labels: numeric.map((c) => formatTime(c.changedAt)),
           series: [{ name: "position", counts: numeric.map((c) => Number(c.newValue)) }],
           height: 80,
+          seriesClass: () => "c5",
         });
   const newestFirst = [...history].reverse().slice(0, 20);
   return html`${chart}
