@@ -5,6 +5,7 @@
 import type { DagListView } from "../pages/dag-list.ts";
 import type { GridView } from "../pages/dag-grid.ts";
 import type { RunView } from "../pages/run-view.ts";
+import type { WorldView } from "../pages/world-view.ts";
 import type * as Browser from "./views.ts";
 
 /** Compiles only when Server is assignable to Browser. */
@@ -14,5 +15,5 @@ export type ViewContract = [
   Fits<Browser.DagListView, DagListView>,
   Fits<Browser.GridView, GridView>,
   Fits<Browser.RunView, RunView>,
-  Fits<Browser.RefreshedView, DagListView | GridView | RunView>,
+  Fits<Browser.RefreshedView, DagListView | GridView | RunView | WorldView>,
 ];
