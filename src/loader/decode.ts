@@ -1,7 +1,7 @@
 // Message decoding without a round trip: a Kafka value either becomes a JSON object row or an
 // undecodable verdict with a reason code, decided here so ClickHouse never sees a value it would
 // refuse for not being JSON. Checks run cheapest first: size, UTF-8, syntax, shape.
-import { TextDecoder } from "node:util";
+import { isUtf8 } from "node:buffer";
 import { parseJsonLossless, type JsonObject } from "./json-lossless.ts";
 
 /** Why a message value is not a row. */
@@ -16,9 +16,6 @@ export interface DecodeLimits {
   maxMessageBytes: number;
 }
 
-// fatal: an invalid sequence throws instead of becoming U+FFFD; ignoreBOM false drops a leading BOM.
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 function undecodable(reason: UndecodableReason, detail: string, bytes: number): DecodeResult {
   return { ok: false, reason, detail, bytes };
 }
@@ -30,12 +27,9 @@ export function decodeMessageValue(value: Buffer | null, limits: DecodeLimits): 
   if (bytes > limits.maxMessageBytes) {
     return undecodable("too_large", `${bytes} bytes, limit ${limits.maxMessageBytes}`, bytes);
   }
-  let text: string;
-  try {
-    text = utf8.decode(value);
-  } catch {
-    return undecodable("invalid_utf8", "value is not valid UTF-8", bytes);
-  }
+  // Validated first (native, no copy): toString would turn a bad sequence into U+FFFD silently.
+  if (!isUtf8(value)) return undecodable("invalid_utf8", "value is not valid UTF-8", bytes);
+  const text = value.toString("utf8");
   let parsed;
   try {
     parsed = parseJsonLossless(text);

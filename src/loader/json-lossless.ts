@@ -4,8 +4,8 @@
 // back as those bare digits. Every other number is a JS number: a safe integer is exact, a
 // fraction or exponent literal is the nearest double (what a Float64 column stores anyway).
 //
-// Node 20 has neither JSON.parse's source-text access nor JSON.rawJSON, so the rare text that holds
-// a 16-digit run gets one string-aware pass that quotes each unsafe integer literal with a
+// Node 20 has neither JSON.parse's source-text access nor JSON.rawJSON, so the rare text that may
+// hold an unsafe integer gets one string-aware pass that quotes each unsafe integer literal with a
 // per-process random marker, and the reviver turns marked strings back into bigints. A message
 // cannot forge the marker: it is 128 random bits chosen at start.
 import { randomBytes } from "node:crypto";
@@ -18,8 +18,9 @@ export interface JsonObject {
 const MARKER = `\u0000bigint:${randomBytes(16).toString("hex")}:`;
 const QUOTED_MARKER = JSON.stringify(MARKER);
 const MARKED_BIGINT = new RegExp(`"${escapeRegExp(QUOTED_MARKER.slice(1, -1))}(-?\\d+)"`, "g");
-/** An unsafe integer needs at least 16 digits (Number.MAX_SAFE_INTEGER has 16). */
-const LONG_DIGIT_RUN = /\d{16}/;
+/** A prefilter with no false negatives: an unsafe integer has 17+ digits, or 16 starting with 9
+ * (Number.MAX_SAFE_INTEGER is 9007199254740991), so typical 16-digit ids skip the slow path. */
+const MAYBE_UNSAFE_INTEGER = /\d{17}|9\d{15}/;
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -76,7 +77,7 @@ function reviveBigint(_key: string, value: unknown): unknown {
 
 /** JSON.parse, with integers outside ±(2^53 − 1) as bigint. Throws SyntaxError on bad JSON. */
 export function parseJsonLossless(text: string): JsonValue {
-  if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text) as JsonValue;
+  if (!MAYBE_UNSAFE_INTEGER.test(text)) return JSON.parse(text) as JsonValue;
   const marked = markUnsafeIntegers(text);
   if (marked === text) return JSON.parse(text) as JsonValue;
   // The marked text is valid JSON exactly when the original is: only number tokens were replaced.
@@ -89,6 +90,13 @@ function replaceBigint(_key: string, value: unknown): unknown {
 
 /** JSON.stringify that writes a bigint as its bare digits (a JSON number ClickHouse reads exactly). */
 export function stringifyJsonLossless(value: JsonValue): string {
+  // Without a replacer first: a replacer makes JSON.stringify several times slower, and only a
+  // value holding a bigint needs one (JSON.stringify throws a TypeError on a bigint).
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+  }
   const text = JSON.stringify(value, replaceBigint);
   return text.includes(QUOTED_MARKER.slice(1, 8)) ? text.replace(MARKED_BIGINT, "$1") : text;
 }
