@@ -112,7 +112,7 @@ describe("world DAG guards (position table, red rows)", () => {
     assert.deepEqual((await dag("world_recreate")).task_ids, [
       "invalidate_position", "drop_databases", "delete_consumer_groups", "delete_topics", "reset_position", "world_initialize",
     ]);
-    assert.deepEqual((await dag("etl_pipeline")).task_ids, ["dds_transform", "dm_transform"]);
+    assert.deepEqual((await dag("etl_pipeline")).task_ids, ["dds_transform", "dm_transform", "dq_check"]);
   });
 
   for (const dagId of ["world_next_day", "world_live_day"]) {
