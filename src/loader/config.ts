@@ -39,8 +39,6 @@ export const loaderConfigSchema = z
     salvageInsertBudget: positiveInt.default(256),
     flush: flushSchema.default(() => flushSchema.parse({})),
     backoff: backoffSchema.default(() => backoffSchema.parse({})),
-    /** Server settings sent with every row INSERT (URL parameters; 18.16 has no SETTINGS on INSERT). */
-    insertSettings: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
   })
   .strict()
   .refine((c) => c.backoff.maxMs >= c.backoff.initialMs, { message: "backoff.maxMs must be at least backoff.initialMs" });
@@ -53,6 +51,5 @@ export function compileLoaderConfig(input: LoaderConfigInput = {}): LoaderConfig
   const parsed = loaderConfigSchema.parse(input);
   Object.freeze(parsed.flush);
   Object.freeze(parsed.backoff);
-  Object.freeze(parsed.insertSettings);
   return Object.freeze(parsed);
 }
