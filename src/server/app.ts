@@ -7,10 +7,10 @@ import { ApiProblem } from "../api/problem.ts";
 import type { SchemaStatusResponse } from "../api/schemas.ts";
 import { VariableNotFoundError } from "../runner/errors.ts";
 import type { RunnerService } from "../runner/service.ts";
-import type { WorldSources } from "../web/pages/world-view.ts";
+import { sharedWorldSources } from "../web/pages/world-view.ts";
 import { createWebRouter } from "../web/router.ts";
 import { worldApiRoutes } from "../web/world-api.ts";
-import { readKafkaOffsets } from "../world/kafka-lag.ts";
+import { kafkaOffsetsReader } from "../world/kafka-lag.ts";
 import { WORLD_POSITION_KEY } from "../world/position.ts";
 import { runnerDatabaseUrl } from "../world/schema-ledger.ts";
 import { SchemaLedgerMissingError, readSchemaStatus } from "../world/schema-status.ts";
@@ -51,10 +51,15 @@ function schemaStatusSource(options: StandAppOptions): () => Promise<SchemaStatu
   };
 }
 
+/** How long the World page's sources keep an answer (a refresh reads its JSON twin, then its HTML). */
+const WORLD_SOURCES_TTL_MS = 1000;
+
 /** The API with the web view and the world's schema status mounted: what the runner process serves. */
 export function createStandApp(options: StandAppOptions): RunnerApp {
   const schemaStatus = schemaStatusSource(options);
-  const world: WorldSources = { numbers: (days) => readWorldNumbers({ days }), kafka: () => readKafkaOffsets(), schema: schemaStatus };
+  const kafka = kafkaOffsetsReader();
+  options.shutdownSignal?.addEventListener("abort", () => void kafka.close(), { once: true });
+  const world = sharedWorldSources({ numbers: (days) => readWorldNumbers({ days }), kafka: kafka.read, schema: schemaStatus }, WORLD_SOURCES_TTL_MS);
   const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus, world });
   return createApp({ ...options, schemaStatus, routers: [web], routes: worldApiRoutes(options.runner, world) });
 }

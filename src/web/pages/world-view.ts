@@ -74,6 +74,32 @@ const schemaShape = z.looseObject({
 
 const notWired = (what: string): Part<never> => ({ ok: false, error: `${what}: this server has no world wired in` });
 
+/**
+ * The sources with each answer kept for `ttlMs` and shared by callers meanwhile: a refreshing page
+ * asks for its JSON twin and then its HTML, and the schema status (DDL checksums, both nodes'
+ * catalogues) changes only when the world is rebuilt. A failed answer is not kept.
+ */
+export function sharedWorldSources(sources: WorldSources, ttlMs: number): WorldSources {
+  const memo = <A extends unknown[], T>(read: (...args: A) => Promise<T>): ((...args: A) => Promise<T>) => {
+    const kept = new Map<string, { at: number; value: Promise<T> }>();
+    return (...args: A) => {
+      const key = JSON.stringify(args);
+      const hit = kept.get(key);
+      if (hit && Date.now() - hit.at < ttlMs) return hit.value;
+      const value = read(...args);
+      kept.set(key, { at: Date.now(), value });
+      value.catch(() => kept.delete(key));
+      return value;
+    };
+  };
+  return {
+    ...sources,
+    numbers: memo(sources.numbers),
+    kafka: memo(sources.kafka),
+    schema: sources.schema ? memo(sources.schema) : undefined,
+  };
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
