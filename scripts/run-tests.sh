@@ -15,6 +15,6 @@ started=$(date +%s)
 status=0
 node --import tsx --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination=test-output/tests.tap "${files[@]}" || status=$?
-echo "== slowest test files (of $(( $(date +%s) - started )) s; all in test-output/tests.tap)"
+echo "== slowest top-level suites (of $(( $(date +%s) - started )) s; all in test-output/tests.tap)"
 node --import tsx scripts/test-durations.ts test-output/tests.tap 12 || true
 exit "$status"

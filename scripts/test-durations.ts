@@ -1,4 +1,4 @@
-// Prints the slowest test files of a TAP report written by node's test runner (scripts/run-tests.sh):
+// Prints the slowest top-level suites (one per file, mostly) of a TAP report written by node's test runner (scripts/run-tests.sh):
 //   node --import tsx scripts/test-durations.ts test-output/tests.tap [top]
 // A file is a top-level subtest ("# Subtest: /path/x.test.ts" at column 0, its "duration_ms" two
 // spaces in), so this reads only those lines.
