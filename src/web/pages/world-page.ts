@@ -13,6 +13,7 @@ import { WORLD_DAYS_DEFAULT, type Part, type PositionChangeView, type WorldSchem
 
 export const WORLD_API_PATH = "/api/v2/world/summary";
 const DQ_DAG = "dq_check";
+const POSITION_BARS = 60;
 
 function partOr<T>(name: string, value: Part<T>, render: (data: T) => SafeHtml): SafeHtml {
   if (value.ok) return render(value.data);
@@ -43,7 +44,8 @@ ${stackedBarChart({ id: `layer-${s.name}`, labels: data.dates, series: [s], heig
 }
 
 function positionHistory(history: readonly PositionChangeView[]): SafeHtml {
-  const numeric = history.filter((c) => c.newValue !== null && /^-?\d+$/.test(c.newValue));
+  // the newest POSITION_BARS numeric values: a stand whose tests set the variable by hand has hundreds
+  const numeric = history.filter((c) => c.newValue !== null && /^-?\d+$/.test(c.newValue)).slice(-POSITION_BARS);
   const chart =
     numeric.length === 0
       ? html``
