@@ -6,18 +6,18 @@
 // every dds/dm version (tasks/etl.ts nextRunVersion); a repeated try of the same run rewrites the
 // same keys (data_date, check_name, run) with a newer version, so the results converge.
 import path from "node:path";
-import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from "../src/clickhouse/client.ts";
-import { detectPlatform, type Platform } from "../src/clickhouse/platform.ts";
+import type { StandClickHouse } from "../src/clickhouse/client.ts";
+import type { Platform } from "../src/clickhouse/platform.ts";
 import { querySqlFile, readSqlFile, readSqlFragment, runSqlFile } from "../src/clickhouse/sql-files.ts";
 import { renderTemplate, type TemplateValues } from "../src/clickhouse/sql-template.ts";
 import { quoteString } from "../src/clickhouse/sql.ts";
-import { loadStandConfig, repoRoot } from "../src/config/stand.ts";
+import { repoRoot } from "../src/config/stand.ts";
 import { NonRetryableError } from "../src/runner/errors.ts";
 import { WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { PLANTED_ORDER_CLASSES, type Passport } from "../src/world/passport.ts";
 import { describePosition, type PositionReading } from "../src/world/position.ts";
-import { nextRunVersion, type EtlConnectionOptions } from "./etl.ts";
-import { ETL_REQUEST_TIMEOUT_MS, runTemplateValues, serverNow } from "./etl-sql.ts";
+import { nextRunVersion, withEtl, type EtlConnectionOptions } from "./etl.ts";
+import { runTemplateValues, serverNow } from "./etl-sql.ts";
 
 export const DQ_DIR = path.join(repoRoot, "sql", "dq");
 
@@ -83,21 +83,6 @@ export class DqCheckFailedError extends NonRetryableError {
         `first keys: ${keys.slice(0, 3).join("; ")}. The results are in dm.dq_summary_v (check_name = '${check}'); ` +
         `fix the layer it names, rebuild it (etl_pipeline) and run dq_check again`,
     );
-  }
-}
-
-function connectEtl(options: EtlConnectionOptions): StandClickHouse {
-  const config = options.config ?? loadStandConfig();
-  const node = clickhouseNodeConfig(options.node, config);
-  return connectClickHouse({ node: node.name, account: "etl", config, requestTimeoutMs: ETL_REQUEST_TIMEOUT_MS });
-}
-
-async function withEtl<T>(options: EtlConnectionOptions, work: (clickhouse: StandClickHouse, platform: Platform) => Promise<T>): Promise<T> {
-  const clickhouse = connectEtl(options);
-  try {
-    return await work(clickhouse, await detectPlatform(clickhouse));
-  } finally {
-    await clickhouse.close();
   }
 }
 

@@ -79,7 +79,8 @@ function connectEtl(options: EtlConnectionOptions): StandClickHouse {
   return connectClickHouse({ node: node.name, account: "etl", config, requestTimeoutMs: ETL_REQUEST_TIMEOUT_MS });
 }
 
-async function withEtl<T>(options: EtlConnectionOptions, work: (clickhouse: StandClickHouse, platform: Platform) => Promise<T>): Promise<T> {
+/** Runs `work` as the etl account on the chosen node (the first by default), with the server's platform. */
+export async function withEtl<T>(options: EtlConnectionOptions, work: (clickhouse: StandClickHouse, platform: Platform) => Promise<T>): Promise<T> {
   const clickhouse = connectEtl(options);
   try {
     return await work(clickhouse, await detectPlatform(clickhouse));

@@ -12,6 +12,7 @@ import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { DQ_CHECKS, MISMATCH_CLASSES } from "../../tasks/dq.ts";
 import { api, describeRun, readPositionText, runDag, stateOf, taskInstances, taskLog, useRunnerService, withClickHouse } from "../support/rest-world.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { rewriteDailyRevenue } from "../support/mart-corruption.ts";
 
 const enc = encodeURIComponent;
 let lock: WorldLock;
@@ -83,15 +84,7 @@ describe("dq_check on a world built by the DAGs (test stand)", () => {
   });
 
   it("a corrupted dm.daily_revenue row: dq_check alone is red at check_mart_daily_revenue, names the row and publishes the red result; green once it is put back", async () => {
-    const rewrite = (delta: string, loadId: string): Promise<void> =>
-      withClickHouse((ch) =>
-        ch.command(
-          `INSERT INTO dm.daily_revenue_dist (report_date, category, orders, units, revenue, aov, _version, _load_id, _load_ts)
-           SELECT report_date, category, orders, units, revenue + ${delta}, aov, _version + 1, '${loadId}', _load_ts
-             FROM dm.daily_revenue_v WHERE report_date = toDate('${passport.start_date}') ORDER BY category LIMIT 1`,
-          { insert_distributed_sync: 1 },
-        ),
-      );
+    const rewrite = (delta: string, loadId: string): Promise<void> => rewriteDailyRevenue(passport.start_date, delta, loadId);
     await rewrite("100", "dq-dag-corrupt");
     const red = await runDag("dq_check", {}, 600);
     assert.equal(red.run.state, "failed", describeRun(red));

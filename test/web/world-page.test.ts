@@ -14,6 +14,7 @@ import { withKafkaAdmin } from "../../tasks/kafka-admin.ts";
 import { describeRun, readPositionText, runDag, triggerRun, useRunnerService, waitForRun, withClickHouse } from "../support/rest-world.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 import { launchChromium, SCREENSHOT_DIR } from "./harness.ts";
+import { rewriteDailyRevenue } from "../support/mart-corruption.ts";
 
 let lock: WorldLock | undefined;
 let stopRunnerService: (() => Promise<void>) | undefined;
@@ -170,15 +171,7 @@ describe("the World page on the test stand's world", () => {
   });
 
   it("a DQ check red: the page names it, the failing day and why; green again once the row is put back", async () => {
-    const rewrite = (delta: string, loadId: string): Promise<void> =>
-      withClickHouse((ch) =>
-        ch.command(
-          `INSERT INTO dm.daily_revenue_dist (report_date, category, orders, units, revenue, aov, _version, _load_id, _load_ts)
-           SELECT report_date, category, orders, units, revenue + ${delta}, aov, _version + 1, '${loadId}', _load_ts
-             FROM dm.daily_revenue_v WHERE report_date = toDate('${passport.start_date}') ORDER BY category LIMIT 1`,
-          { insert_distributed_sync: 1 },
-        ),
-      );
+    const rewrite = (delta: string, loadId: string): Promise<void> => rewriteDailyRevenue(passport.start_date, delta, loadId);
     await rewrite("100", "world-page-corrupt");
     try {
       const red = await runDag("dq_check", {}, 600);
