@@ -3,19 +3,14 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { runDmTransform } from "../tasks/etl.ts";
-import { taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export default defineDag({
   id: "dm_transform",
   description: "Build the DM marts for the days DM is behind DDS",
-  schedule: null,
-  // every world DAG holds the world for its whole run; its children run inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: z.object({}).strict(),
-  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
-  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 20 * 60_000 },
+  ...worldFailurePolicy(20 * 60_000),
   fileloc: "dags/dm_transform.ts",
 })
   .task("build_dm", async (ctx) => {

@@ -7,19 +7,14 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { DQ_CHECKS, assertCheckPassed, measureDataQuality, readCheckResults } from "../tasks/dq.ts";
-import { passport, readWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { passport, readWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const dag = defineDag({
   id: "dq_check",
   description: "Check the world's data: sessions vs the generator's visits, order classes vs the passport, every mart vs DDS, freshness",
-  schedule: null,
-  // every world DAG holds the world for its whole run; run by etl_pipeline it runs inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: z.object({}).strict(),
-  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
-  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 20 * 60_000 },
+  ...worldFailurePolicy(20 * 60_000),
   fileloc: "dags/dq_check.ts",
 }).task("measure", async (ctx) => {
   const report = await measureDataQuality({

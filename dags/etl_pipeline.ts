@@ -3,15 +3,12 @@
 // triggered it). Rerun it by hand after a fix: each layer derives the days to build from the data.
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
+import { WORLD_DAG } from "./support/world-io.ts";
 
 export default defineDag({
   id: "etl_pipeline",
   description: "Build the DDS layer (dds_transform), then the DM layer (dm_transform), then check the data (dq_check); a failed layer or check fails the pipeline",
-  schedule: null,
-  // every world DAG holds the world for its whole run; its children run inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: z.object({}).strict(),
   fileloc: "dags/etl_pipeline.ts",
 })

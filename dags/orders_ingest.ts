@@ -6,19 +6,14 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { parseOrdersBatch, pullOrdersBatch } from "../tasks/orders.ts";
-import { RUNS_ONCE, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { RUNS_ONCE, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export default defineDag({
   id: "orders_ingest",
   description: "Pull the order snapshots from Kafka into stg.orders_raw and parse them into ods.order / ods.order_errors",
-  schedule: null,
-  // every world DAG holds the world for its whole run; its children run inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: z.object({}).strict(),
-  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
-  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 10 * 60_000 },
+  ...worldFailurePolicy(10 * 60_000),
   fileloc: "dags/orders_ingest.ts",
 })
   .task("pull_batch", { ...RUNS_ONCE }, async (ctx) => {

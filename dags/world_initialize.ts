@@ -31,7 +31,7 @@ import { waitForHitsReaders } from "../tasks/hits-readers.ts";
 import { createTopics } from "../tasks/topics.ts";
 import { waitForOds } from "../tasks/wait-for-ods.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { passport, readWorldPosition, setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { passport, readWorldPosition, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export const DAG_ID = "world_initialize";
 
@@ -81,14 +81,9 @@ async function applyAndRecord(ctx: TaskContext<unknown>, file: string): Promise<
 const dag = defineDag({
   id: DAG_ID,
   description: "Create the world if there is none (topics, DDL, starting days, orders, position, ETL); changes nothing on a ready one",
-  schedule: null,
-  // every world DAG holds the world for its whole run; its children run inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: z.object({}).strict(),
-  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
-  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 10 * MINUTE },
+  ...worldFailurePolicy(10 * MINUTE),
   fileloc: "dags/world_initialize.ts",
 })
   .task("read_position", { executionTimeoutMs: MINUTE }, decide)

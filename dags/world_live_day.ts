@@ -13,7 +13,7 @@ import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -22,14 +22,9 @@ export const liveParams = z.object({ speed: z.number().min(30).max(1_000_000).de
 export default defineDag({
   id: "world_live_day",
   description: "Play the next day of the world live (paced, conf.speed × model time), ingest it and its order snapshot, advance the position, run the ETL",
-  schedule: null,
-  // every world DAG holds the world for its whole run; its children run inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: liveParams,
-  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
-  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 15 * MINUTE },
+  ...worldFailurePolicy(15 * MINUTE),
   fileloc: "dags/world_live_day.ts",
 })
   .task("read_position", { executionTimeoutMs: MINUTE }, async (ctx) => {

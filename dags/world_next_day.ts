@@ -15,21 +15,16 @@ import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
 export default defineDag({
   id: "world_next_day",
   description: "Play the next days of the world (conf.days, 1 … 7) in batch, ingest them and their order snapshots, advance the position, run the ETL",
-  schedule: null,
-  // every world DAG holds the world for its whole run; its children run inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: z.object({ days: z.number().int().min(1).max(7).default(1) }).strict(),
-  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
-  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 15 * MINUTE },
+  ...worldFailurePolicy(15 * MINUTE),
   fileloc: "dags/world_next_day.ts",
 })
   .task("read_position", { executionTimeoutMs: MINUTE }, async (ctx) => {

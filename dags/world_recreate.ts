@@ -12,21 +12,16 @@ import { defineDag } from "../src/runner/dag.ts";
 import { dropApplicationDatabases } from "../tasks/databases.ts";
 import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
 import { deleteTopics } from "../tasks/topics.ts";
-import { setWorldPosition, taskIo, WORLD_FAILURE_POLICY } from "./support/world-io.ts";
+import { setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
 export default defineDag({
   id: "world_recreate",
   description: "Destroy the world (position -1, databases, consumer groups, topics, position 0) and create it again through world_initialize",
-  schedule: null,
-  // every world DAG holds the world for its whole run; its children run inside that hold
-  exclusive: ["world"],
-  isPausedUponCreation: false,
-  maxActiveRuns: 1,
+  ...WORLD_DAG,
   params: z.object({}).strict(),
-  isRetryable: WORLD_FAILURE_POLICY.isRetryable,
-  defaults: { ...WORLD_FAILURE_POLICY.retries, executionTimeoutMs: 10 * MINUTE },
+  ...worldFailurePolicy(10 * MINUTE),
   fileloc: "dags/world_recreate.ts",
 })
   .task("invalidate_position", { executionTimeoutMs: MINUTE }, (ctx) => setWorldPosition(ctx, -1))

@@ -27,15 +27,29 @@ export async function setWorldPosition(ctx: TaskContext<unknown>, value: number)
 }
 
 /**
- * What every world DAG shares about failure: transient faults (a readonly replica, ZooKeeper, a
- * broker or server that is down, timeouts) are retried with jittered exponential backoff; permanent
- * ones (syntax, permission, unknown table) fail at once (src/world/faults.ts). A runner killed
- * mid-task loses its try, and the takeover retries it. Tasks spread this into `defaults`.
+ * What every manual world DAG declares: no schedule, unpaused, one run at a time, and the world
+ * resource held for the whole run (its child runs run inside that hold). etl_pipeline and world_live
+ * (its schedule, its pause flag) take only part of it.
  */
-export const WORLD_FAILURE_POLICY = Object.freeze({
-  isRetryable: isTransientFault,
-  retries: { retries: 2, retryDelayMs: 2_000, maxRetryDelayMs: 30_000 },
+export const WORLD_DAG = Object.freeze({
+  schedule: null,
+  exclusive: ["world"] as readonly string[],
+  isPausedUponCreation: false,
+  maxActiveRuns: 1,
 });
+
+/**
+ * What every world DAG with tasks of its own shares about failure: transient faults (a readonly
+ * replica, ZooKeeper, a broker or server that is down, timeouts) are retried with jittered
+ * exponential backoff; permanent ones (syntax, permission, unknown table) fail at once
+ * (src/world/faults.ts). A runner killed mid-task loses its try, and the takeover retries it.
+ */
+export function worldFailurePolicy(executionTimeoutMs: number) {
+  return {
+    isRetryable: isTransientFault,
+    defaults: { retries: 2, retryDelayMs: 2_000, maxRetryDelayMs: 30_000, executionTimeoutMs },
+  };
+}
 
 /**
  * The one world task whose repeat is not harmless: orders_ingest's pull_batch reads the orders
