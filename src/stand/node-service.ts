@@ -1,0 +1,146 @@
+// Our own Node processes as stand services (the runner, the loader): `node --import tsx <entry>`,
+// detached, with pid file, log and code fingerprint under <state_dir>/<name>/. The entry path is the
+// pid file's marker, so only a process whose command line carries it is ever signalled.
+//
+// Such a process loads its code once at start, so one left over from older code would run old code:
+// `ensureNodeService` restarts it when the files it was started from have changed since.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { repoRoot, standConfigPath } from "../config/stand.ts";
+import { waitForHealthy } from "./health.ts";
+import { PortTakenError, type StandContext } from "./service.ts";
+import { isPortOpen, Supervisor } from "./supervisor.ts";
+
+/** What the code fingerprint covers, relative to the repository; the stand config in force is always added. */
+export interface FingerprintInputs {
+  dirs: string[];
+  files: string[];
+}
+
+export interface NodeServiceSpec {
+  /** Name of its state directory, pid file and log (<name>.log), and of the service in messages. */
+  name: string;
+  /** Absolute path of the .ts entry point; also the pid file's marker. */
+  entry: string;
+  port: number;
+  /** How long SIGTERM may take before SIGKILL. */
+  stopGraceMs: number;
+  fingerprint: FingerprintInputs;
+  /** What the health probe checks, in words. */
+  healthWhat: string;
+  /** True when healthy; may throw with the reason it is not. */
+  probe(): Promise<boolean>;
+  /** What to try when it does not come up. */
+  hint: string;
+}
+
+export interface NodeServicePaths {
+  dir: string;
+  log: string;
+  fingerprint: string;
+}
+
+export type EnsureOutcome = "running" | "started" | "restarted";
+export type StopOutcome = Awaited<ReturnType<Supervisor["stop"]>>;
+
+export function nodeServicePaths(ctx: StandContext, name: string): NodeServicePaths {
+  const dir = path.join(ctx.paths.root, name);
+  return { dir, log: path.join(dir, `${name}.log`), fingerprint: path.join(dir, "code.sha256") };
+}
+
+function supervisorOf(ctx: StandContext, spec: NodeServiceSpec): Supervisor {
+  return new Supervisor(nodeServicePaths(ctx, spec.name).dir);
+}
+
+function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+/** sha256 over the paths and contents of the given files and directories and the stand config in force. */
+export function codeFingerprint(inputs: FingerprintInputs): string {
+  const files = [
+    ...inputs.dirs.flatMap((d) => listFiles(path.join(repoRoot, d))),
+    ...inputs.files.map((f) => path.join(repoRoot, f)),
+    standConfigPath(),
+  ].sort();
+  const hash = createHash("sha256");
+  for (const file of files) {
+    hash.update(path.relative(repoRoot, file)).update("\0");
+    if (existsSync(file)) hash.update(readFileSync(file));
+    hash.update("\0");
+  }
+  return hash.digest("hex");
+}
+
+/** The live pid of our process for this service, or undefined (a stale pid file is removed). */
+export function nodeServicePid(ctx: StandContext, spec: NodeServiceSpec): number | undefined {
+  return supervisorOf(ctx, spec).runningPid(spec.name);
+}
+
+async function launch(ctx: StandContext, spec: NodeServiceSpec): Promise<number> {
+  if (await isPortOpen(spec.port)) throw new PortTakenError(spec.name, spec.port);
+  const paths = nodeServicePaths(ctx, spec.name);
+  mkdirSync(paths.dir, { recursive: true });
+  const fingerprint = codeFingerprint(spec.fingerprint);
+  const pid = supervisorOf(ctx, spec).start({
+    service: spec.name,
+    command: process.execPath,
+    args: ["--import", "tsx", spec.entry],
+    logFile: paths.log,
+    marker: spec.entry,
+    cwd: repoRoot,
+  });
+  writeFileSync(paths.fingerprint, `${fingerprint}\n`);
+  ctx.print(`${spec.name}: started pid ${pid}, log ${path.relative(repoRoot, paths.log)}`);
+  return pid;
+}
+
+async function waitForService(ctx: StandContext, spec: NodeServiceSpec): Promise<void> {
+  await waitForHealthy({
+    service: spec.name,
+    port: spec.port,
+    what: spec.healthWhat,
+    probe: () => spec.probe(),
+    isAlive: () => nodeServicePid(ctx, spec) !== undefined,
+    timeoutSeconds: ctx.config.health_timeout_seconds,
+    logFiles: [nodeServicePaths(ctx, spec.name).log],
+    hint: spec.hint,
+    print: ctx.print,
+  });
+}
+
+function startedFrom(ctx: StandContext, spec: NodeServiceSpec): string | undefined {
+  const file = nodeServicePaths(ctx, spec.name).fingerprint;
+  return existsSync(file) ? readFileSync(file, "utf8").trim() : undefined;
+}
+
+/**
+ * Makes sure our process is running the current code and healthy: starts it when it is not running,
+ * restarts it when the code changed since it started, and waits for its health either way.
+ */
+export async function ensureNodeService(ctx: StandContext, spec: NodeServiceSpec): Promise<EnsureOutcome> {
+  const pid = nodeServicePid(ctx, spec);
+  if (pid !== undefined && startedFrom(ctx, spec) === codeFingerprint(spec.fingerprint)) {
+    ctx.print(`${spec.name}: already running (pid ${pid})`);
+    await waitForService(ctx, spec);
+    return "running";
+  }
+  if (pid !== undefined) {
+    ctx.print(`${spec.name}: the code changed since pid ${pid} started; restarting it`);
+    await stopNodeService(ctx, spec);
+  }
+  await launch(ctx, spec);
+  await waitForService(ctx, spec);
+  return pid === undefined ? "started" : "restarted";
+}
+
+/** Stops our process: SIGTERM, up to the grace, then SIGKILL. A pid file naming another process is only removed. */
+export async function stopNodeService(ctx: StandContext, spec: NodeServiceSpec): Promise<StopOutcome> {
+  const outcome = await supervisorOf(ctx, spec).stop(spec.name, "SIGTERM", spec.stopGraceMs);
+  ctx.print(`${spec.name}: ${outcome === "killed" ? `killed (did not stop within ${spec.stopGraceMs / 1000} s)` : outcome}`);
+  return outcome;
+}
