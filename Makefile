@@ -19,7 +19,7 @@ install: ## install what is missing: npm packages, Debian packages (PostgreSQL, 
 up: install ## stand + runner + world_initialize through the REST API (waited for), then the web address and a world summary
 	$(WORLD) up
 
-down: ## stop the runner, then the stand (data kept)
+down: ## stop the runner, then the stand, the loader first (data kept)
 	$(WORLD) down
 
 clean: ## stop everything and remove all stand state (.stand/)
@@ -29,10 +29,10 @@ clean: ## stop everything and remove all stand state (.stand/)
 rebuild-storage: ## world_recreate through the REST API: drop and recreate the world (waits for a running world DAG to end)
 	$(WORLD) rebuild-storage
 
-stand-up: install ## only the infrastructure: Postgres, ZooKeeper, two ClickHouse nodes, Kafka (idempotent)
+stand-up: install ## only the infrastructure: Postgres, ZooKeeper, two ClickHouse nodes, Kafka, then the loader (idempotent)
 	$(STAND) up
 
-stand-down: ## stop the infrastructure processes (by pid file)
+stand-down: ## stop the infrastructure processes, the loader first (by pid file)
 	$(STAND) down
 
 runner-start: ## start the runner (API, web view, workers) as a stand service and wait for its health
@@ -44,7 +44,7 @@ runner-stop: ## stop the runner service
 smoke: ## services healthy, runner healthy, world DAGs loaded, world position readable
 	$(WORLD) smoke
 
-check-services: ## health of every stand service
+check-services: ## health of every stand service, the loader with the state its /health reports
 	$(STAND) status
 
 dq: ## dq_check through the REST API, waited for: the world's data-quality checks (results in dm.dq_summary_v); exit 1 when one is red

@@ -11,25 +11,25 @@ function fail(err: unknown): never {
 
 const program = new Command()
   .name("stand")
-  .description("Local-process stand: PostgreSQL, ZooKeeper, two ClickHouse nodes, Kafka (KRaft) under .stand/");
+  .description("Local-process stand: PostgreSQL, ZooKeeper, two ClickHouse nodes, Kafka (KRaft) and the Kafka → ClickHouse loader under .stand/");
 
 program
   .command("up")
-  .description("start every service that is not running, in dependency order, and wait until healthy")
+  .description("start every service that is not running, in dependency order (the loader last), and wait until healthy")
   .action(async () => {
     await standUp(standContext()).catch(fail);
   });
 
 program
   .command("down")
-  .description("stop the services this stand started (pid files): SIGTERM, wait, then SIGKILL")
+  .description("stop the services this stand started (pid files), the loader first: SIGTERM, wait, then SIGKILL")
   .action(async () => {
     await standDown(standContext()).catch(fail);
   });
 
 program
   .command("status")
-  .description("health of every service; exits 1 when any is unhealthy")
+  .description("health of every service (the loader with the state its /health reports); exits 1 when any is unhealthy")
   .action(async () => {
     const statuses = await standStatus(standContext()).catch(fail);
     for (const s of statuses) {

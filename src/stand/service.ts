@@ -84,12 +84,24 @@ export interface ServiceStatus {
 
 export async function serviceStatus(ctx: StandContext, service: ServiceDefinition): Promise<ServiceStatus> {
   const pid = ctx.supervisor.runningPid(service.name);
+  return probedStatus(service.name, service.port, pid, async () => ({ healthy: await service.probe(ctx) }));
+}
+
+export interface ProbeAnswer {
+  healthy: boolean;
+  /** What a healthy service reported about itself, for the status line ("state consuming"). */
+  note?: string;
+}
+
+/** A status line from the pid we hold (if any) and a probe that may throw with the reason it is not healthy. */
+export async function probedStatus(name: string, port: number, pid: number | undefined, probe: () => Promise<ProbeAnswer>): Promise<ServiceStatus> {
   try {
-    const healthy = await service.probe(ctx);
+    const { healthy, note } = await probe();
     const who = pid === undefined ? "answers, but not started by this stand (no live pid file)" : `pid ${pid}`;
-    return { name: service.name, port: service.port, pid, healthy, detail: healthy ? who : `${who}, probe said not ready` };
+    const detail = healthy ? who : `${who}, probe said not ready`;
+    return { name, port, pid, healthy, detail: note === undefined ? detail : `${detail}, ${note}` };
   } catch (err) {
     const why = pid === undefined ? "not running" : `pid ${pid} alive but unhealthy: ${(err as Error).message}`;
-    return { name: service.name, port: service.port, pid, healthy: false, detail: why };
+    return { name, port, pid, healthy: false, detail: why };
   }
 }

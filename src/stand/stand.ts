@@ -1,10 +1,13 @@
 // The local-process stand as a whole: which services, in which order, and the up/down/status/clean
-// operations the CLI exposes. Start order follows dependencies: ClickHouse needs ZooKeeper.
+// operations the CLI exposes. Start order follows dependencies: ClickHouse needs ZooKeeper, and the
+// loader (our own process, src/stand/loader-service.ts) needs Postgres, Kafka and ClickHouse, so it
+// starts last and stops first.
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { loadStandConfig, repoRoot } from "../config/stand.ts";
 import { clickhouseNodeService } from "./clickhouse.ts";
 import { kafkaService } from "./kafka.ts";
+import { ensureLoader, loaderStatus, stopLoader } from "./loader-service.ts";
 import { standPaths } from "./paths.ts";
 import { postgresService, removeExternalDataDir } from "./postgres.ts";
 import { launchIfNeeded, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
@@ -33,11 +36,13 @@ export async function standUp(ctx: StandContext): Promise<void> {
     for (const service of group) await launchIfNeeded(ctx, service);
     await Promise.all(group.map((service) => waitUntilHealthy(ctx, service)));
   }
+  await ensureLoader(ctx);
   ctx.print(`stand is up (${((Date.now() - started) / 1000).toFixed(1)} s); state in ${ctx.paths.root}`);
 }
 
 /** Stops every service we started, last-started first. Never touches a process without our pid file. */
 export async function standDown(ctx: StandContext): Promise<void> {
+  await stopLoader(ctx);
   const services = serviceGroups(ctx).flat().reverse();
   for (const service of services) {
     const outcome = await ctx.supervisor.stop(service.name, service.stopSignal, service.stopGraceMs);
@@ -46,7 +51,7 @@ export async function standDown(ctx: StandContext): Promise<void> {
 }
 
 export async function standStatus(ctx: StandContext): Promise<ServiceStatus[]> {
-  return Promise.all(serviceGroups(ctx).flat().map((service) => serviceStatus(ctx, service)));
+  return Promise.all([...serviceGroups(ctx).flat().map((service) => serviceStatus(ctx, service)), loaderStatus(ctx)]);
 }
 
 /** Stops the stand, then removes all its state: data, logs, generated configs, the Kafka jars. */

@@ -1,7 +1,8 @@
 // `node --import tsx src/stand/up.ts <command>`: the make targets that bring the world up and down.
-//   up               the stand, then the runner (pid file, health), then world_initialize through the
-//                    REST API, waited for; a red run fails loudly with the task and its error
-//   down             the runner, then the stand
+//   up               the stand (the loader last), then the runner (pid file, health), then
+//                    world_initialize through the REST API, waited for; a red run fails loudly with
+//                    the task and its error
+//   down             the runner, then the stand (the loader first)
 //   rebuild-storage  world_recreate through the REST API, waited for
 //   runner start|stop  only the runner service
 //   smoke            services healthy, runner healthy, world DAGs loaded, world position readable
@@ -119,7 +120,7 @@ function exitWith(work: () => Promise<number>): () => Promise<void> {
 
 const program = new Command().name("up").description("the world's make targets: up, down, rebuild-storage, smoke");
 program.command("up").description("stand, runner, world_initialize (waited for), summary").action(exitWith(up));
-program.command("down").description("stop the runner, then the stand").action(exitWith(down));
+program.command("down").description("stop the runner, then the stand (the loader first)").action(exitWith(down));
 program.command("rebuild-storage").description("world_recreate (waited for), summary").action(exitWith(rebuildStorage));
 program.command("smoke").description("services, runner, DAGs, world position").action(exitWith(smoke));
 program.command("check-clickhouse").description("cluster layout and per-layer counts against the passport; exit 1 on a red check").action(exitWith(checkClickHouse));

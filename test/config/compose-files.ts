@@ -58,6 +58,7 @@ const serviceSchema = z
       .record(z.string(), z.union([z.number(), z.object({ soft: z.number(), hard: z.number() }).strict()]))
       .optional(),
     mem_limit: z.union([z.string(), z.number()]).optional(),
+    stop_grace_period: z.string().regex(/^\d+(ms|s|m)$/).optional(),
     group_add: z.array(z.union([z.string(), z.number()])).optional(),
     user: z.string().optional(),
     profiles: z.array(z.string()).optional(),

@@ -1,12 +1,13 @@
 // The Docker launcher's config, checked without starting anything: docker-compose.yml holds only
 // long-lived, health-checked services bound to 127.0.0.1 on stand.yaml's ports; the ClickHouse
 // XML it mounts declares the cluster, macros, keeper, DDL queue and the four accounts; the runner
-// image and its stand config agree with all of it.
+// image and its stand config agree with all of it, and the loader runs that image with the same config.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { repoRoot } from "../../src/config/stand.ts";
+import { LOADER_ENTRY } from "../../src/stand/loader-service.ts";
 import {
   bindSourcePath,
   dockerfileInstructions,
@@ -40,7 +41,7 @@ const stand = loadStandYaml(path.join(repoRoot, "stand.yaml"));
 
 const KEEPER = "clickhouse-keeper";
 const CH_NODES = ["clickhouse-01", "clickhouse-02"] as const;
-const EXPECTED_SERVICES = [KEEPER, ...CH_NODES, "kafka", "postgres", "runner"];
+const EXPECTED_SERVICES = [KEEPER, ...CH_NODES, "kafka", "postgres", "loader", "runner"];
 const APP_DATABASES = ["stg", "ods", "dds", "dm", "dic"];
 const DDL_QUEUE = "/clickhouse/task_queue/ddl";
 /** depends_on entries allowed to wait for service_started only, with the reason. None today. */
@@ -100,10 +101,12 @@ void describe("docker-compose.yml: services", () => {
     assert.deepEqual(unknown, [], "depends_on names a service that does not exist");
   });
 
-  void test("ClickHouse nodes wait for the keeper; the runner waits for everything", () => {
+  void test("ClickHouse nodes wait for the keeper; the loader waits for the stores; the runner waits for everything", () => {
     for (const name of CH_NODES) assert.ok(service(compose, name).depends_on?.[KEEPER], `${name} must depend on ${KEEPER}`);
     const others = EXPECTED_SERVICES.filter((n) => n !== "runner").sort();
     assert.deepEqual(Object.keys(service(compose, "runner").depends_on ?? {}).sort(), others);
+    const stores = others.filter((n) => n !== "loader");
+    assert.deepEqual(Object.keys(service(compose, "loader").depends_on ?? {}).sort(), stores);
   });
 
   void test("named volumes are declared and every service is on the stand network", () => {
@@ -133,6 +136,7 @@ void describe("docker-compose.yml: ports and images", () => {
     kafka: [stand.kafka.port],
     postgres: [stand.postgres.port],
     runner: [stand.runner.api_port],
+    loader: [stand.loader.port],
   };
 
   void test("published ports bind 127.0.0.1 in the explicit ip:published:target form", () => {
@@ -148,7 +152,7 @@ void describe("docker-compose.yml: ports and images", () => {
   });
 
   void test("containers listen on the published number (Kafka: on its EXTERNAL listener)", () => {
-    for (const name of [...CH_NODES, "postgres", "runner"]) {
+    for (const name of [...CH_NODES, "postgres", "runner", "loader"]) {
       const wrong = ports(service(compose, name)).filter((p) => p.mapping?.target !== p.mapping?.published);
       assert.deepEqual(wrong.map((p) => p.spec), [], `${name}: container port differs from the stand port`);
     }
@@ -166,12 +170,14 @@ void describe("docker-compose.yml: ports and images", () => {
       kafka: stand.kafka.port,
       postgres: stand.postgres.port,
       runner: stand.runner.api_port,
+      loader: stand.loader.port,
     };
     for (const [name, port] of Object.entries(probes)) {
       const cmd = healthcheckCommand(service(compose, name));
       assert.match(cmd, new RegExp(`\\b${port}\\b`), `${name} healthcheck does not probe port ${port}: ${cmd}`);
     }
     assert.match(healthcheckCommand(service(compose, "runner")), /\/api\/v2\/monitor\/health/);
+    assert.match(healthcheckCommand(service(compose, "loader")), /:\d+\/health\b/);
   });
 
   void test("ClickHouse server and keeper share one pinned version", () => {
@@ -384,6 +390,7 @@ void describe("runner: image, stand config", () => {
       zookeeper: { ...c.zookeeper, host: undefined },
       kafka: { ...c.kafka, host: undefined },
       runner: { ...c.runner, listen_host: undefined },
+      loader: { ...c.loader, listen_host: undefined },
       clickhouse: { ...c.clickhouse, nodes: c.clickhouse.nodes.map((n) => ({ ...n, name: "", host: undefined })) },
       health_timeout_seconds: 0,
     });
@@ -396,5 +403,27 @@ void describe("runner: image, stand config", () => {
     const hosts = [inCompose.postgres.host, inCompose.zookeeper.host, inCompose.kafka.host, ...inCompose.clickhouse.nodes.map((n) => n.host)];
     for (const h of hosts) assert.ok(h !== undefined && h in compose.services, `host ${String(h)} is a compose service`);
     assert.equal(inCompose.runner.listen_host, "0.0.0.0", "the API listens on all container interfaces so the published port reaches it");
+    assert.equal(inCompose.loader.listen_host, "0.0.0.0", "the loader's /health listens on all container interfaces so the published port reaches it");
+  });
+});
+
+void describe("loader: the runner's image, its own entry point", () => {
+  const loader = service(compose, "loader");
+  const runner = service(compose, "runner");
+
+  void test("the runner's image and stand config", () => {
+    assert.equal(loader.image, runner.image);
+    assert.deepEqual(loader.build, runner.build);
+    assert.equal(environment(loader).STAND_CONFIG, environment(runner).STAND_CONFIG);
+  });
+
+  void test("runs the entry point the local stand runs", () => {
+    assert.deepEqual(loader.command, ["node", "--import", "tsx", path.relative(repoRoot, LOADER_ENTRY)]);
+  });
+
+  void test("has 30 s to flush and commit on SIGTERM before docker kills it", () => {
+    const grace = /^(\d+)(ms|s|m)$/.exec(loader.stop_grace_period ?? "");
+    const seconds = grace ? Number(grace[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[grace[2] as "ms" | "s" | "m"] : 10;
+    assert.ok(seconds >= 30, `stop_grace_period ${loader.stop_grace_period ?? "(default 10s)"}`);
   });
 });
