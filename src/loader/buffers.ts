@@ -1,13 +1,12 @@
 // Per-table buffers: rows wait here, serialised once, until their table is due by rows, bytes or
 // age. Rows a failed flush handed back go to the front, so a table's rows stay in offset order.
+// A "table" is the router's target string, opaque here.
 import { partitionKey, type MessageSource, type TopicPartition } from "./types.ts";
 
-/** A row ready for its table: one JSONEachRow line (without the newline) and where it came from. */
+/** A row ready for its table: one JSONEachRow line (UTF-8, its newline included) and where it came from. */
 export interface BufferedRow {
   source: MessageSource;
-  line: string;
-  /** The line's length in UTF-8 bytes plus its newline. */
-  bytes: number;
+  line: Buffer;
 }
 
 export interface FlushLimits {
@@ -23,10 +22,6 @@ interface TableBuffer {
   since: number;
 }
 
-export function bufferedRow(source: MessageSource, line: string): BufferedRow {
-  return { source, line, bytes: Buffer.byteLength(line, "utf8") + 1 };
-}
-
 export class BufferManager {
   private readonly tables = new Map<string, TableBuffer>();
 
@@ -40,7 +35,7 @@ export class BufferManager {
     }
     if (buffer.rows.length === 0) buffer.since = now;
     buffer.rows.push(row);
-    buffer.bytes += row.bytes;
+    buffer.bytes += row.line.length;
   }
 
   /** Tables whose buffer reached a limit, or every non-empty one when `all`. */
@@ -71,9 +66,9 @@ export class BufferManager {
     let count = 0;
     let bytes = 0;
     for (const row of buffer.rows) {
-      if (count > 0 && (count >= this.limits.maxRows || bytes + row.bytes > this.limits.maxBytes)) break;
+      if (count > 0 && (count >= this.limits.maxRows || bytes + row.line.length > this.limits.maxBytes)) break;
       count++;
-      bytes += row.bytes;
+      bytes += row.line.length;
     }
     const batch = buffer.rows.splice(0, count);
     buffer.bytes -= bytes;
@@ -89,7 +84,7 @@ export class BufferManager {
       this.tables.set(table, buffer);
     }
     buffer.rows = [...rows, ...buffer.rows];
-    for (const row of rows) buffer.bytes += row.bytes;
+    for (const row of rows) buffer.bytes += row.line.length;
     buffer.since = Math.min(buffer.since, since);
   }
 
@@ -101,7 +96,7 @@ export class BufferManager {
       const kept = buffer.rows.filter((row) => !revoked.has(partitionKey(row.source)));
       dropped += buffer.rows.length - kept.length;
       buffer.rows = kept;
-      buffer.bytes = kept.reduce((sum, row) => sum + row.bytes, 0);
+      buffer.bytes = kept.reduce((sum, row) => sum + row.line.length, 0);
     }
     return dropped;
   }

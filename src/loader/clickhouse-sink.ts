@@ -7,9 +7,16 @@ import { Readable } from "node:stream";
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
 import { quoteIdentifier } from "../clickhouse/sql.ts";
 
-/** Where rows go: one INSERT per call, all or nothing (a batch below max_insert_block_size is one block). */
+/** Where rows go: one INSERT per call, all or nothing (a batch below max_insert_block_size is one block).
+ * `table` is the router's target string: what it names (node, database, table) is the inserter's business. */
 export interface RowInserter {
-  insertLines(table: string, lines: readonly string[]): Promise<void>;
+  /** Each line is one JSONEachRow row, UTF-8, ending with its newline (jsonEachRowBody joins them). */
+  insertLines(table: string, lines: readonly Buffer[]): Promise<void>;
+}
+
+/** The INSERT body of JSONEachRow lines that carry their newlines. */
+export function jsonEachRowBody(lines: readonly Buffer[]): Buffer {
+  return Buffer.concat(lines);
 }
 
 /** A table name as `db.table`, each part quoted. */
@@ -28,9 +35,8 @@ export class ClickHouseRowInserter implements RowInserter {
   ) {}
 
   /** `table` is already qualified and quoted (qualifiedTable). */
-  async insertLines(table: string, lines: readonly string[]): Promise<void> {
-    const body = Buffer.from(lines.join("\n") + "\n", "utf8");
-    await execInsert(this.client, `INSERT INTO ${table} FORMAT JSONEachRow`, body, { ...STRICT_INPUT, ...this.settings });
+  async insertLines(table: string, lines: readonly Buffer[]): Promise<void> {
+    await execInsert(this.client, `INSERT INTO ${table} FORMAT JSONEachRow`, jsonEachRowBody(lines), { ...STRICT_INPUT, ...this.settings });
   }
 }
 

@@ -1,28 +1,23 @@
-// The loader's core, without Kafka: messages are accepted (decoded, routed, buffered, tracked),
+// The loader's core, without Kafka: messages are accepted (checked, routed, spliced into a
+// JSONEachRow line from their own bytes, buffered, tracked),
 // flush cycles insert the due buffers with salvage, write the cycle's dead letters in one INSERT,
 // then commit once, per partition below the lowest offset not placed. Cycles and revocations take
 // turns (one lock), so a revoked partition's rows are dropped between cycles, never mid-write.
-import { BufferManager, bufferedRow, type BufferedRow } from "./buffers.ts";
+import { BufferManager, type BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
 import type { LoaderConfig } from "./config.ts";
 import type { DeadLetter, DeadLetterSink } from "./dead-letters.ts";
-import { decodeMessageValue } from "./decode.ts";
-import { stringifyJsonLossless, type JsonObject } from "./json-lossless.ts";
+import { decodeMessageValue, type DecodeMode } from "./decode.ts";
 import type { LoaderMetrics } from "./metrics.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
 import { classifyRejection, type Rejection } from "./rejections.ts";
 import { insertWithSalvage } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
+import { SpliceLineWriter, type SpliceRouter } from "./splice.ts";
 import { messageSource, partitionKey, type LoaderMessage, type TopicPartition } from "./types.ts";
 
-/** Where a decoded row goes: a table (qualified, quoted) and the object to insert there. */
-export interface RowRoute {
-  table: string;
-  row: JsonObject;
-}
-
-/** Picks a message's table and shapes its row (promotion, a `_raw` column); null skips the message. */
-export type Router = (row: JsonObject, message: LoaderMessage) => RowRoute | null;
+export type { DecodeMode } from "./decode.ts";
+export type { LeadingFields, LeadingFieldValue, SpliceRoute, SpliceRouter } from "./splice.ts";
 
 export interface LoaderCoreDeps {
   config: LoaderConfig;
@@ -30,7 +25,10 @@ export interface LoaderCoreDeps {
   deadLetters: DeadLetterSink;
   /** Commits offsets (the consumer's commitOffsets); called at most once per cycle. */
   commit: (points: readonly CommitPoint[]) => Promise<void>;
-  route: Router;
+  /** How this topic's values are read: one JSON object each, or any UTF-8 text (decode.ts). */
+  decodeMode: DecodeMode;
+  /** Picks each message's target and leading fields (splice.ts). */
+  route: SpliceRouter;
   metrics?: LoaderMetrics;
   now?: () => number;
   random?: () => number;
@@ -56,6 +54,7 @@ export class LoaderCore {
   private pendingDeadLetters: DeadLetter[] = [];
   private lock: Promise<unknown> = Promise.resolve();
   private readonly now: () => number;
+  private readonly lines = new SpliceLineWriter();
 
   constructor(private readonly deps: LoaderCoreDeps) {
     this.buffers = new BufferManager(deps.config.flush);
@@ -67,18 +66,20 @@ export class LoaderCore {
   accept(message: LoaderMessage): void {
     const { config } = this.deps;
     this.offsets.handOut(message, message.offset);
-    const source = messageSource(message, config.rawCapBytes);
-    const decoded = decodeMessageValue(message.value, config);
+    const decoded = decodeMessageValue(message.value, this.deps.decodeMode, config);
     if (!decoded.ok) {
+      const source = messageSource(message, config.rawCapBytes);
       this.pendingDeadLetters.push({ source, reason: decoded.reason, errorCode: undefined, errorText: decoded.detail, targetTable: "", deadAt: new Date(this.now()) });
       return;
     }
-    const route = this.deps.route(decoded.row, message);
-    if (route === null) {
+    const route = this.deps.route(message, decoded.text);
+    // (a decoded value is never null: a tombstone is undecodable)
+    if (route === null || message.value === null) {
       this.offsets.markPlaced(message, message.offset);
       return;
     }
-    this.buffers.add(route.table, bufferedRow(source, stringifyJsonLossless(route.row)), this.now());
+    const line = this.lines.line(route.table, message.value, decoded.text, decoded.members, route.fields);
+    this.buffers.add(route.table, { source: messageSource(message, config.rawCapBytes), line }, this.now());
   }
 
   /** Whether a cycle has work now: a buffer reached a limit or its age, or dead letters wait. */
@@ -180,7 +181,7 @@ export class LoaderCore {
     let bytes = 0;
     for (const row of rows) {
       this.offsets.markPlaced(row.source, row.source.offset);
-      bytes += row.bytes;
+      bytes += row.line.length;
     }
     this.deps.metrics?.rowsPlaced.inc({ table }, rows.length);
     this.deps.metrics?.bytesPlaced.inc({ table }, bytes);

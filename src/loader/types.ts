@@ -2,10 +2,16 @@
 //
 // Glossary
 // - message: one Kafka record as the consumer handed it out (topic, partition, offset, key, value).
-// - decoded row: a message value that is a JSON object, numbers kept exact (json-lossless.ts).
-// - undecodable: a message value that is not a JSON object; it goes to the dead-letter table
-//   without ever reaching ClickHouse's parsers (decode.ts), with a reason code.
-// - buffer: the rows waiting for one ClickHouse table, flushed by rows, bytes or age (buffers.ts).
+// - decode mode: how a topic's values are read (decode.ts): "json-object" (each value one JSON
+//   object) or "text" (any UTF-8 text).
+// - undecodable: a message value its topic's mode refuses (too large, not UTF-8, not JSON, not an
+//   object); it goes to the dead-letter table without ever reaching ClickHouse's parsers, with a
+//   reason code.
+// - target: the router's name for where a row goes (e.g. `ch1:stg.hits_in`); opaque to the core,
+//   the RowInserter knows what it means. Buffers, metrics and dead letters call it "table".
+// - splice: building a row's JSONEachRow line from the message's own bytes (splice.ts): `{`, the
+//   router's leading fields, then the original object's members; nothing is re-serialised.
+// - buffer: the rows waiting for one target, flushed by rows, bytes or age (buffers.ts).
 // - placed: a message whose row was inserted, or whose dead letter was inserted (or was dropped and
 //   counted). Only placed messages may be committed past (offsets.ts).
 // - flush cycle: one round of inserts for the buffers that are due plus one dead-letter insert,

@@ -59,7 +59,8 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
           inserter: new ClickHouseRowInserter(db.client),
           deadLetters: new ClickHouseDeadLetterSink(db.client, deadLetters),
           commit,
-          route: (row, message) => ({ table: events, row: { ...row, part: message.partition } }),
+          decodeMode: "json-object",
+          route: (message) => ({ table: events, fields: { part: message.partition } }),
           metrics: new LoaderMetrics(registry),
         }),
     });

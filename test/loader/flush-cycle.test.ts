@@ -28,6 +28,7 @@ interface World {
 }
 
 const id = (partition: number, offset: bigint) => `${partition}/${offset}`;
+const SKIP = '{"skip":true}';
 
 /** Fakes: a Kafka log per partition, a table that refuses any batch holding a "bad" row, a DLQ. */
 function fakeWorld(seed: number, random: () => number, partitions: number, maxRows: number): World {
@@ -48,13 +49,14 @@ function fakeWorld(seed: number, random: () => number, partitions: number, maxRo
     now: () => clock,
     random,
     metrics: new LoaderMetrics(world.registry),
-    route: (row, message) => (row.skip === true ? null : { table: "t", row: { ...row, p: message.partition, o: Number(message.offset) } }),
+    decodeMode: "json-object",
+    route: (message, text) => (text === SKIP ? null : { table: "t", fields: { p: message.partition, o: Number(message.offset) } }),
     inserter: {
       insertLines: (_table, lines) => {
         if (sinkDown) return Promise.reject(serverError(random() < 0.5 ? 242 : 210));
         if (lines.some((line) => line.includes('"bad"'))) return Promise.reject(serverError(random() < 0.5 ? 27 : 117));
         for (const line of lines) {
-          const { p, o } = JSON.parse(line) as { p: number; o: number };
+          const { p, o } = JSON.parse(line.toString("utf8")) as { p: number; o: number };
           world.stored.set(id(p, BigInt(o)), (world.stored.get(id(p, BigInt(o))) ?? 0) + 1);
         }
         return Promise.resolve();
@@ -71,7 +73,7 @@ function fakeWorld(seed: number, random: () => number, partitions: number, maxRo
       for (const point of points) {
         for (let o = 0n; o < point.offset; o++) {
           const key = id(point.partition, o);
-          const skipped = world.log[point.partition]?.[Number(o)]?.value?.toString() === '{"skip":true}';
+          const skipped = world.log[point.partition]?.[Number(o)]?.value?.toString() === SKIP;
           if (!(skipped || world.stored.has(key) || world.deadLettered.has(key))) world.violations.push(`seed ${seed}: commit ${point.offset} on ${point.partition} passes unplaced offset ${o}`);
         }
         if (point.offset < (world.committed[point.partition] ?? 0n)) world.violations.push(`seed ${seed}: commit went backwards`);
@@ -94,7 +96,7 @@ function messageValue(random: () => number, offset: number): Buffer {
   if (kind < 0.04) return Buffer.from("not json");
   if (kind < 0.06) return Buffer.from("[1,2]");
   if (kind < 0.12) return Buffer.from('{"bad":true}');
-  if (kind < 0.14) return Buffer.from('{"skip":true}');
+  if (kind < 0.14) return Buffer.from(SKIP);
   return Buffer.from(`{"n":${offset}}`);
 }
 
@@ -142,7 +144,7 @@ async function simulate(seed: number): Promise<void> {
     for (const message of (w.log[p] ?? []).slice(0, Number(position[p]))) {
       const key = id(p, message.offset);
       const text = message.value?.toString() ?? "";
-      if (text === '{"skip":true}') continue;
+      if (text === SKIP) continue;
       if (text === '{"bad":true}') {
         assert.ok(!w.stored.has(key), `seed ${seed}: bad row ${key} stored`);
         assert.ok(["cannot_parse_input_assertion_failed", "incorrect_data"].includes(w.deadLettered.get(key) ?? ""), `seed ${seed}: ${key} dead-lettered by code`);

@@ -1,13 +1,14 @@
 // Batch salvage against the real test-stand ClickHouse (18.16, ch1): a batch with planted bad rows
 // lands exactly its good rows, and exactly the bad ones (plus the undecodable messages) are in the
-// dead-letter table with their offsets, keys, raw bytes and reason codes.
+// dead-letter table with their offsets, keys, raw bytes and reason codes. Spliced lines (leading
+// fields before the original members, or a text as a string field) land exactly as sent.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Registry } from "prom-client";
 import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhouse-sink.ts";
 import { compileLoaderConfig } from "../../src/loader/config.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
-import { LoaderCore } from "../../src/loader/flush-cycle.ts";
+import { LoaderCore, type DecodeMode, type SpliceRouter } from "../../src/loader/flush-cycle.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import type { LoaderMessage } from "../../src/loader/types.ts";
@@ -47,7 +48,7 @@ describe("salvage on the real ClickHouse", () => {
     await db.drop();
   });
 
-  function loader(commits: CommitPoint[][], registry: Registry, table = events): LoaderCore {
+  function loader(commits: CommitPoint[][], registry: Registry, table = events, decodeMode: DecodeMode = "json-object", route: SpliceRouter = () => ({ table, fields: {} })): LoaderCore {
     return new LoaderCore({
       config: compileLoaderConfig({ maxMessageBytes: 4096, rawCapBytes: 1024, flush: { maxRows: 1000 } }),
       inserter: new ClickHouseRowInserter(db.client),
@@ -56,7 +57,8 @@ describe("salvage on the real ClickHouse", () => {
         commits.push([...points]);
         return Promise.resolve();
       },
-      route: (row) => ({ table, row }),
+      decodeMode,
+      route,
       metrics: new LoaderMetrics(registry),
     });
   }
@@ -128,5 +130,55 @@ describe("salvage on the real ClickHouse", () => {
     assert.ok(report.gate.retryAt > 0, "but the next try waits for a backoff");
     const dead = await db.query<{ n: string }>(`SELECT count() AS n FROM ${deadLetters} WHERE partition = 5`);
     assert.equal(dead[0]?.n, "0");
+  });
+
+  test("spliced lines: leading fields, whitespace and escapes land exactly; a duplicate field is a data dead letter", async () => {
+    const spliced = qualifiedTable(db.database, "spliced");
+    await db.client.command({ query: `CREATE TABLE ${spliced} (id UInt64, lead String, name String, big UInt64) ENGINE = MergeTree ORDER BY id` });
+    const values = [
+      '{\n  "id": 1,\n  "name": "a\\"b\\\\c\\/d\\u00e9\\n\\t\\b\\f\\u0001😀",\n  "big": 18446744073709551615\n}\n',
+      " { } ",
+      '{"id":3,"lead":"mine"}',
+      '{"id":4,"name":"Пример — ✓"}',
+    ];
+    const commits: CommitPoint[][] = [];
+    const core = loader(commits, new Registry(), spliced, "json-object", (message) => ({ table: spliced, fields: { lead: `p${message.partition}` } }));
+    values.forEach((value, offset) => core.accept({ topic, partition: 7, offset: BigInt(offset), key: null, value: Buffer.from(value) }));
+    const report = await core.runCycle({ all: true });
+    assert.deepEqual([report.rowsLanded, report.deadLettersWritten, report.rowsHeld], [3, 1, 0]);
+    assert.deepEqual(commits, [[{ topic, partition: 7, offset: 4n }]]);
+    const rows = await db.query<{ id: string; lead: string; name: string; big: string }>(`SELECT id, lead, name, big FROM ${spliced} ORDER BY id`);
+    assert.deepEqual(rows, [
+      { id: "0", lead: "p7", name: "", big: "0" },
+      { id: "1", lead: "p7", name: 'a"b\\c/d\u00e9\n\t\b\f\u0001😀', big: "18446744073709551615" },
+      { id: "4", lead: "p7", name: "Пример — ✓", big: "0" },
+    ]);
+    const letters = await db.query<{ offset: string; reason: string; error_code: number }>(`SELECT toString(offset) AS offset, reason, error_code FROM ${deadLetters} WHERE partition = 7`);
+    assert.deepEqual(letters, [{ offset: "2", reason: "incorrect_data", error_code: 117 }]);
+  });
+
+  test("text mode: any UTF-8 text lands byte for byte in a string field; invalid UTF-8 is a dead letter", async () => {
+    const texts = qualifiedTable(db.database, "texts");
+    await db.client.command({ query: `CREATE TABLE ${texts} (raw String, kafka_topic String, kafka_partition UInt32, kafka_offset UInt64) ENGINE = MergeTree ORDER BY kafka_offset` });
+    const values = [
+      Buffer.from('{"order_id": 1, "amount": "12.50"}'),
+      Buffer.from("not json\tat all\r\n\"quoted\" \\ back\\slash \u0000\u0001\u001f Пример 😀"),
+      Buffer.from(""),
+      Buffer.from([0x7b, 0xff, 0x7d]),
+    ];
+    const commits: CommitPoint[][] = [];
+    const core = loader(commits, new Registry(), texts, "text", (message, text) => ({
+      table: texts,
+      fields: { raw: text, kafka_topic: message.topic, kafka_partition: message.partition, kafka_offset: message.offset },
+    }));
+    values.forEach((value, offset) => core.accept({ topic, partition: 8, offset: BigInt(offset), key: null, value }));
+    const report = await core.runCycle({ all: true });
+    assert.deepEqual([report.rowsLanded, report.deadLettersWritten], [3, 1]);
+    const rows = await db.query<{ raw_hex: string; kafka_topic: string; kafka_partition: number; kafka_offset: string }>(
+      `SELECT hex(raw) AS raw_hex, kafka_topic, kafka_partition, toString(kafka_offset) AS kafka_offset FROM ${texts} ORDER BY kafka_offset`,
+    );
+    assert.deepEqual(rows, values.slice(0, 3).map((value, offset) => ({ raw_hex: value.toString("hex").toUpperCase(), kafka_topic: topic, kafka_partition: 8, kafka_offset: String(offset) })));
+    const letters = await db.query<{ reason: string }>(`SELECT reason FROM ${deadLetters} WHERE partition = 8`);
+    assert.deepEqual(letters, [{ reason: "invalid_utf8" }]);
   });
 });
