@@ -101,7 +101,9 @@ export class BufferManager {
     return dropped;
   }
 
-  rowCount(): number {
+  /** Buffered rows of one table, or of all. */
+  rowCount(table?: string): number {
+    if (table !== undefined) return this.tables.get(table)?.rows.length ?? 0;
     let count = 0;
     for (const buffer of this.tables.values()) count += buffer.rows.length;
     return count;

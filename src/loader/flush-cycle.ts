@@ -3,6 +3,7 @@
 // flush cycles insert the due buffers with salvage, write the cycle's dead letters in one INSERT,
 // then commit once, per partition below the lowest offset not placed. Cycles and revocations take
 // turns (one lock), so a revoked partition's rows are dropped between cycles, never mid-write.
+// A table whose flush was held waits for its own backoff (table-backoff.ts) while others flow.
 import { BufferManager, type BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
 import type { LoaderConfig } from "./config.ts";
@@ -11,9 +12,10 @@ import { decodeMessageValue, type DecodeMode } from "./decode.ts";
 import type { LoaderMetrics } from "./metrics.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
 import { classifyRejection, type Rejection } from "./rejections.ts";
-import { insertWithSalvage } from "./salvage.ts";
+import { BUDGET_SPENT, insertWithSalvage } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
 import { SpliceLineWriter, type SpliceRouter } from "./splice.ts";
+import { TableBackoffs, type TableBackoffState } from "./table-backoff.ts";
 import { messageSource, partitionKey, type LoaderMessage, type TopicPartition } from "./types.ts";
 
 export type { DecodeMode } from "./decode.ts";
@@ -34,6 +36,37 @@ export interface LoaderCoreDeps {
   random?: () => number;
 }
 
+/**
+ * Code 252 is TOO_MANY_PARTS (the server merges too slowly: transient) and also "Too many
+ * partitions for single INSERT block" (the batch spans more partitions than
+ * max_partitions_per_insert_block: the batch's own doing, so holding it would hold for ever). The
+ * rule is to classify by code only, never by the text, so both are held as transient; but when a
+ * table's batch with the same first row has been held by 252 `tooManyPartsSplitAfter` times in a
+ * row, its next flush splits it in halves, down to single rows if need be: small enough pieces
+ * land, and a genuine TOO_MANY_PARTS just holds again after about log2(rows) quick failures.
+ */
+const SPLIT_AFTER_REPEATS_CODES: ReadonlySet<number> = new Set([252]);
+
+/** A batch held by a split code: which first row, how many holds in a row. */
+interface RepeatedHold {
+  head: string;
+  holds: number;
+}
+
+export interface LoaderCoreStatus {
+  /** Messages handed out and not placed (buffered, held, or waiting as dead letters). */
+  unplaced: number;
+  bufferedRows: number;
+  bufferedBytes: number;
+  /** Buffered rows of tables whose last flush was held (they wait for their table's backoff). */
+  heldRows: number;
+  pendingDeadLetters: number;
+  gate: SinkGateState;
+  /** Tables whose last flush was held, with their backoff. */
+  heldTables: TableBackoffState[];
+  nextDueAt: number | undefined;
+}
+
 export interface CycleReport {
   ran: boolean;
   tables: number;
@@ -51,6 +84,8 @@ export class LoaderCore {
   private readonly buffers: BufferManager;
   private readonly offsets = new OffsetTracker();
   private readonly gate: SinkGate;
+  private readonly backoffs: TableBackoffs;
+  private readonly repeatedHolds = new Map<string, RepeatedHold>();
   private pendingDeadLetters: DeadLetter[] = [];
   private lock: Promise<unknown> = Promise.resolve();
   private readonly now: () => number;
@@ -59,6 +94,7 @@ export class LoaderCore {
   constructor(private readonly deps: LoaderCoreDeps) {
     this.buffers = new BufferManager(deps.config.flush);
     this.gate = new SinkGate(deps.config.backoff, deps.metrics?.sinkDown, deps.random);
+    this.backoffs = new TableBackoffs(deps.config.backoff, deps.random);
     this.now = deps.now ?? Date.now;
   }
 
@@ -82,10 +118,20 @@ export class LoaderCore {
     this.buffers.add(route.table, { source: messageSource(message, config.rawCapBytes), line }, this.now());
   }
 
-  /** Whether a cycle has work now: a buffer reached a limit or its age, or dead letters wait. */
+  /** Whether a cycle has work now: a buffer reached a limit or its age (and its table is not
+   * backing off), or dead letters wait. */
   isDue(): boolean {
     const now = this.now();
-    return this.gate.mayRun(now) && (this.pendingDeadLetters.length > 0 || this.buffers.dueTables(now).length > 0);
+    return this.gate.mayRun(now) && (this.pendingDeadLetters.length > 0 || this.dueTables(now, false, false).length > 0);
+  }
+
+  /** The earliest time a backoff (the gate's or a held table's) ends, past or future; undefined
+   * when none is pending. A drain that made no progress sleeps until then. */
+  nextRetryAt(): number | undefined {
+    const gate = this.gate.snapshot().retryAt;
+    const table = this.backoffs.nextRetryAt();
+    if (table === undefined) return gate > 0 ? gate : undefined;
+    return gate > 0 ? Math.min(gate, table) : table;
   }
 
   /** Runs one flush cycle (every non-empty buffer when `all`); waits for its turn with revocations. */
@@ -108,14 +154,17 @@ export class LoaderCore {
     });
   }
 
-  /** Messages handed out and not placed; buffered rows; dead letters waiting; the gate. */
-  status(): { unplaced: number; bufferedRows: number; bufferedBytes: number; pendingDeadLetters: number; gate: SinkGateState; nextDueAt: number | undefined } {
+  /** Messages handed out and not placed; buffered and held rows; dead letters waiting; backoffs. */
+  status(): LoaderCoreStatus {
+    const heldTables = this.backoffs.snapshot();
     return {
       unplaced: this.offsets.unplacedCount(),
       bufferedRows: this.buffers.rowCount(),
       bufferedBytes: this.buffers.byteCount(),
+      heldRows: heldTables.reduce((sum, t) => sum + this.buffers.rowCount(t.table), 0),
       pendingDeadLetters: this.pendingDeadLetters.length,
       gate: this.gate.snapshot(),
+      heldTables,
       nextDueAt: this.buffers.nextDueAt(),
     };
   }
@@ -137,28 +186,50 @@ export class LoaderCore {
     if (!ignoreBackoff && !this.gate.mayRun(started)) return report;
     report.ran = true;
     const verdict: CycleVerdict = { succeeded: 0, failedTransient: 0, failedOther: 0 };
-    const tables = this.buffers.dueTables(started, all);
+    const tables = this.dueTables(started, all, ignoreBackoff);
     report.tables = tables.length;
-    for (const table of tables) await this.flushTable(table, started, verdict, report);
+    const held = new Map<string, Rejection>();
+    for (const table of tables) {
+      const heldBy = await this.flushTable(table, started, verdict, report);
+      if (heldBy === undefined) this.backoffs.recordSuccess(table);
+      else if (heldBy !== BUDGET_SPENT) held.set(table, heldBy);
+    }
     await this.writeDeadLetters(verdict, report);
     report.gate = this.gate.record(verdict, this.now());
+    for (const [table, heldBy] of held) this.backoffs.recordHeld(table, heldBy, this.now());
     await this.commitPlaced(report);
     this.deps.metrics?.heldRows.set(this.offsets.unplacedCount());
     this.deps.metrics?.flushSeconds.observe((this.now() - started) / 1000);
     return report;
   }
 
-  /** Flushes a due table's whole buffer, batch by batch, until it is empty or a batch is held. */
-  private async flushTable(table: string, started: number, verdict: CycleVerdict, report: CycleReport): Promise<void> {
-    for (let batch = this.buffers.take(table); batch.length > 0; batch = this.buffers.take(table)) {
-      if (!(await this.flushBatch(table, batch, started, verdict, report))) return;
-    }
+  private dueTables(now: number, all: boolean, ignoreBackoff: boolean): string[] {
+    const due = this.buffers.dueTables(now, all);
+    return ignoreBackoff ? due : due.filter((table) => this.backoffs.mayRun(table, now));
   }
 
-  /** Inserts one batch with salvage; false when some of it was held (the table waits for the next cycle). */
-  private async flushBatch(table: string, batch: BufferedRow[], started: number, verdict: CycleVerdict, report: CycleReport): Promise<boolean> {
+  /** Flushes a due table's whole buffer, batch by batch, until it is empty or a batch is held;
+   * returns why it was held, if it was. */
+  private async flushTable(table: string, started: number, verdict: CycleVerdict, report: CycleReport): Promise<Rejection | undefined> {
+    for (let batch = this.buffers.take(table); batch.length > 0; batch = this.buffers.take(table)) {
+      const heldBy = await this.flushBatch(table, batch, started, verdict, report);
+      if (heldBy !== undefined) return heldBy;
+    }
+    return undefined;
+  }
+
+  /** Inserts one batch with salvage; returns why some of it was held (it went back to the buffer). */
+  private async flushBatch(table: string, batch: BufferedRow[], started: number, verdict: CycleVerdict, report: CycleReport): Promise<Rejection | undefined> {
     const { config, metrics } = this.deps;
-    const outcome = await insertWithSalvage(this.deps.inserter, table, batch, { insertBudget: config.salvageInsertBudget, errorTextCapBytes: config.errorTextCapBytes });
+    const head = batch[0] === undefined ? "" : `${partitionKey(batch[0].source)}@${batch[0].source.offset}`;
+    const repeated = this.repeatedHolds.get(table);
+    const split = repeated !== undefined && repeated.head === head && repeated.holds >= config.tooManyPartsSplitAfter;
+    const outcome = await insertWithSalvage(this.deps.inserter, table, batch, {
+      insertBudget: config.salvageInsertBudget,
+      errorTextCapBytes: config.errorTextCapBytes,
+      splitOnCodes: split ? SPLIT_AFTER_REPEATS_CODES : undefined,
+    });
+    this.countRepeatedHold(table, head, split, outcome.held[0] === batch[0] ? outcome.heldBy : undefined);
     verdict.succeeded += outcome.inserts - outcome.failures.length;
     for (const failure of outcome.failures) {
       metrics?.insertFailures.inc({ kind: failure.kind });
@@ -170,11 +241,24 @@ export class LoaderCore {
     for (const { row, rejection } of outcome.rejected) {
       this.pendingDeadLetters.push({ source: row.source, reason: rejection.reason, errorCode: rejection.code, errorText: rejection.text, targetTable: table, deadAt: new Date(this.now()) });
     }
-    if (outcome.held.length === 0) return true;
+    if (outcome.held.length === 0) return undefined;
     this.buffers.putBack(table, outcome.held, started);
     report.rowsHeld += outcome.held.length;
-    if (outcome.heldBy !== undefined) report.heldBy.push(outcome.heldBy);
-    return false;
+    const heldBy = outcome.heldBy ?? BUDGET_SPENT;
+    report.heldBy.push(heldBy);
+    return heldBy;
+  }
+
+  /** Counts holds in a row by a split code of batches with the same first row; a split attempt
+   * starts the count again, so a genuine TOO_MANY_PARTS is retried whole between split attempts. */
+  private countRepeatedHold(table: string, head: string, split: boolean, wholeBatchHeldBy: Rejection | undefined): void {
+    const code = wholeBatchHeldBy?.code;
+    if (split || code === undefined || !SPLIT_AFTER_REPEATS_CODES.has(code)) {
+      this.repeatedHolds.delete(table);
+      return;
+    }
+    const previous = this.repeatedHolds.get(table);
+    this.repeatedHolds.set(table, { head, holds: previous?.head === head ? previous.holds + 1 : 1 });
   }
 
   private placeRows(table: string, rows: readonly BufferedRow[]): void {

@@ -1,7 +1,8 @@
 // Batch salvage: a batch the server rejected for its data is split in halves, and each half tried,
 // until every bad row is alone; the good rows land, each bad row becomes a dead letter with the
 // rejection that singled it out. A failure that is not the rows' own (transient, schema, unknown)
-// stops the salvage: what did not land yet is held, never dead-lettered. With k bad rows among n,
+// stops the salvage: what did not land yet is held, never dead-lettered (a code the caller names in
+// splitOnCodes splits the slice instead, down to single rows, which are then held). With k bad rows among n,
 // salvage costs about 2·k·log2(n/k) inserts; a budget bounds it, and what the budget did not reach
 // is held for the next cycle (which resumes with fewer rows, since the landed ones are gone).
 import type { BufferedRow } from "./buffers.ts";
@@ -28,9 +29,14 @@ export interface SalvageOutcome {
 export interface SalvageOptions {
   insertBudget: number;
   errorTextCapBytes: number;
+  /** Codes that split a failed slice in halves like a data rejection, although they are not the
+   * rows' fault: a single row failing with one is held, never dead-lettered (flush-cycle.ts uses
+   * it for a batch that code 252 keeps refusing). */
+  splitOnCodes?: ReadonlySet<number>;
 }
 
-const BUDGET_SPENT: Rejection = { kind: "unknown", code: undefined, reason: "salvage_budget_spent", text: "salvage insert budget spent; the rest waits for the next flush cycle" };
+/** Why rows were held when the salvage spent its insert budget: not a fault, so no backoff. */
+export const BUDGET_SPENT: Rejection = { kind: "unknown", code: undefined, reason: "salvage_budget_spent", text: "salvage insert budget spent; the rest waits for the next flush cycle" };
 
 /** Inserts `rows` into `table`, salvaging around data rejections. */
 export async function insertWithSalvage(inserter: RowInserter, table: string, rows: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
@@ -56,7 +62,8 @@ export async function insertWithSalvage(inserter: RowInserter, table: string, ro
     } catch (err) {
       const rejection = classifyRejection(err, options.errorTextCapBytes);
       outcome.failures.push(rejection);
-      if (rejection.kind !== "data") {
+      const splits = rejection.kind === "data" || (slice.length > 1 && rejection.code !== undefined && options.splitOnCodes?.has(rejection.code) === true);
+      if (!splits) {
         outcome.heldBy = rejection;
         outcome.held.push(...slice);
       } else if (slice.length === 1 && slice[0] !== undefined) {

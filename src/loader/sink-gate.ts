@@ -31,6 +31,13 @@ export interface SinkGateState {
   lastDelayMs: number;
 }
 
+/** The delay before retry number `attempt` (1-based): exponential, capped, with "equal jitter"
+ * (a `jitter` fraction of it drawn at random). The one backoff formula of the loader. */
+export function backoffDelay(backoff: BackoffOptions, attempt: number, random: () => number): number {
+  const base = Math.min(backoff.maxMs, backoff.initialMs * backoff.multiplier ** Math.max(0, attempt - 1));
+  return Math.round(base * (1 - backoff.jitter) + base * backoff.jitter * random());
+}
+
 export class SinkGate {
   private state: SinkGateState = { down: false, consecutiveDownCycles: 0, consecutiveFailedCycles: 0, retryAt: 0, lastDelayMs: 0 };
 
@@ -42,13 +49,6 @@ export class SinkGate {
     this.gauge?.set(0);
   }
 
-  /** The delay before retry number `attempt` (1-based): exponential, capped, with "equal jitter". */
-  delayFor(attempt: number): number {
-    const base = Math.min(this.backoff.maxMs, this.backoff.initialMs * this.backoff.multiplier ** Math.max(0, attempt - 1));
-    const jittered = base * (1 - this.backoff.jitter) + base * this.backoff.jitter * this.random();
-    return Math.round(jittered);
-  }
-
   /** Records a flush cycle's inserts; a cycle that tried nothing leaves the gate as it was. */
   record(verdict: CycleVerdict, now: number): SinkGateState {
     if (verdict.succeeded > 0) {
@@ -56,7 +56,7 @@ export class SinkGate {
     } else if (verdict.failedTransient + verdict.failedOther > 0) {
       const down = verdict.failedOther === 0;
       const failedCycles = this.state.consecutiveFailedCycles + 1;
-      const delay = this.delayFor(failedCycles);
+      const delay = backoffDelay(this.backoff, failedCycles, this.random);
       this.state = {
         down,
         consecutiveDownCycles: down ? this.state.consecutiveDownCycles + 1 : 0,
