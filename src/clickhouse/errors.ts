@@ -30,7 +30,7 @@ export const CH_ERROR = Object.freeze({
 });
 
 /** Codes meaning "this account may not do that" rather than "the statement is wrong". */
-const REFUSAL_CODES: ReadonlySet<number> = new Set([
+export const REFUSAL_CODES: ReadonlySet<number> = new Set([
   CH_ERROR.READONLY,
   CH_ERROR.DATABASE_ACCESS_DENIED,
   CH_ERROR.QUERY_IS_PROHIBITED,

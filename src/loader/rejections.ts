@@ -3,7 +3,7 @@
 // (something in the rows: salvage them), a schema fault (the table or a column is not what the
 // rows need: hold, an operator must act). The transient codes are the world's (src/world/faults.ts);
 // socket and client errors without a server code go through the same module's classifyFault.
-import { CH_ERROR, clickhouseErrorCode } from "../clickhouse/errors.ts";
+import { CH_ERROR, REFUSAL_CODES, clickhouseErrorCode } from "../clickhouse/errors.ts";
 import { TRANSIENT_CLICKHOUSE_CODES, classifyFault } from "../world/faults.ts";
 
 /** Codes that are transient for a loader on top of the world's: the server may have room later. */
@@ -37,7 +37,12 @@ export const DATA_REJECTION_REASONS: ReadonlyMap<number, string> = new Map([
   [470, "value_is_out_of_range_of_data_type"],
 ]);
 
-/** Codes that mean the statement cannot work for any rows: the table, a column, the account, the format. */
+/**
+ * Codes that mean the statement cannot work for any rows: the table, a column, the format, or the
+ * account (the stand's refusal codes, errors.ts). IP_ADDRESS_NOT_ALLOWED is left out: an
+ * allow-list refusal stays "unknown" (held and retried like a transient fault, the sink reported
+ * down), as the loader has always had it.
+ */
 const SCHEMA_CODES: ReadonlySet<number> = new Set([
   8, // THERE_IS_NO_COLUMN
   16, // NO_SUCH_COLUMN_IN_TABLE
@@ -47,14 +52,7 @@ const SCHEMA_CODES: ReadonlySet<number> = new Set([
   CH_ERROR.UNKNOWN_FORMAT,
   CH_ERROR.UNKNOWN_DATABASE,
   CH_ERROR.UNKNOWN_SETTING,
-  CH_ERROR.READONLY,
-  CH_ERROR.DATABASE_ACCESS_DENIED,
-  CH_ERROR.QUERY_IS_PROHIBITED,
-  CH_ERROR.ACCESS_DENIED,
-  CH_ERROR.UNKNOWN_USER,
-  CH_ERROR.WRONG_PASSWORD,
-  CH_ERROR.REQUIRED_PASSWORD,
-  CH_ERROR.AUTHENTICATION_FAILED,
+  ...[...REFUSAL_CODES].filter((code) => code !== CH_ERROR.IP_ADDRESS_NOT_ALLOWED),
 ]);
 
 export type RejectionKind = "transient" | "data" | "schema" | "unknown";

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Gauge, Registry } from "prom-client";
+import { CH_ERROR, REFUSAL_CODES } from "../../src/clickhouse/errors.ts";
 import { compileLoaderConfig } from "../../src/loader/config.ts";
 import { classifyRejection } from "../../src/loader/rejections.ts";
 import { SinkGate } from "../../src/loader/sink-gate.ts";
@@ -28,6 +29,24 @@ describe("classifyRejection", () => {
     for (const [code, kind, reason] of cases) {
       const rejection = classifyRejection(serverError(code));
       assert.deepEqual([rejection.kind, rejection.code, rejection.reason], [kind, code, reason], `code ${code}`);
+    }
+  });
+
+  test("every server code 0–1100 keeps the class the loader gave it before the refusal codes were shared", () => {
+    const expected: Record<string, number[]> = {
+      transient: [3, 159, 173, 202, 209, 210, 225, 236, 241, 242, 252, 319, 379, 394, 999],
+      data: [6, 25, 26, 27, 32, 33, 38, 41, 53, 69, 70, 72, 117, 130, 131, 190, 349, 377, 470],
+      schema: [8, 16, 47, 60, 62, 73, 81, 115, 164, 192, 193, 194, 291, 392, 497, 516],
+    };
+    const actual: Record<string, number[]> = { transient: [], data: [], schema: [] };
+    for (let code = 0; code <= 1100; code++) {
+      const { kind } = classifyRejection(serverError(code));
+      if (kind !== "unknown") actual[kind]?.push(code);
+    }
+    assert.deepEqual(actual, expected, "every other code is unknown");
+    assert.equal(classifyRejection(serverError(CH_ERROR.IP_ADDRESS_NOT_ALLOWED)).kind, "unknown");
+    for (const code of REFUSAL_CODES) {
+      if (code !== CH_ERROR.IP_ADDRESS_NOT_ALLOWED) assert.equal(classifyRejection(serverError(code)).kind, "schema", `refusal code ${code}`);
     }
   });
 
