@@ -211,11 +211,14 @@ export class LoaderCore {
   /** Flushes a due table's whole buffer, batch by batch, until it is empty or a batch is held;
    * returns why it was held, if it was. */
   private async flushTable(table: string, started: number, verdict: CycleVerdict, report: CycleReport): Promise<Rejection | undefined> {
+    const flushStarted = this.now();
+    let heldBy: Rejection | undefined;
     for (let batch = this.buffers.take(table); batch.length > 0; batch = this.buffers.take(table)) {
-      const heldBy = await this.flushBatch(table, batch, started, verdict, report);
-      if (heldBy !== undefined) return heldBy;
+      heldBy = await this.flushBatch(table, batch, started, verdict, report);
+      if (heldBy !== undefined) break;
     }
-    return undefined;
+    this.deps.metrics?.tableFlushSeconds.observe({ table }, (this.now() - flushStarted) / 1000);
+    return heldBy;
   }
 
   /** Inserts one batch with salvage; returns why some of it was held (it went back to the buffer). */

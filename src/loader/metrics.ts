@@ -1,6 +1,10 @@
-// The loader's Prometheus metrics, registered in a registry the caller owns (the runner's /metrics
-// route, or a test's own registry), so two loaders or two tests never collide in a global one.
+// The loader's Prometheus metrics, registered in a registry the caller owns (the loader service's
+// /metrics route, or a test's own registry), so two registries never collide in a global one. The
+// cores of one process (hits and orders) share one LoaderMetrics; gauges without a topic label
+// (loader_sink_down, loader_held_rows) are then written by whichever core ran its cycle last.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+const FLUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export class LoaderMetrics {
   readonly rowsPlaced: Counter<"table">;
@@ -10,21 +14,32 @@ export class LoaderMetrics {
   readonly revokeDiscarded: Counter<"stage">;
   readonly insertFailures: Counter<"kind">;
   readonly flushSeconds: Histogram;
+  readonly tableFlushSeconds: Histogram<"table">;
   readonly sinkDown: Gauge;
   readonly heldRows: Gauge;
   readonly commitOffset: Gauge<"topic" | "partition">;
+  /** Set by the host: a partition's end offset (high watermark), as last read from the broker. */
+  readonly endOffset: Gauge<"topic" | "partition">;
+  /** Set by the host: end offset minus the group's committed offset. */
+  readonly consumerLag: Gauge<"topic" | "partition">;
+  /** Set by the host: one series, `{state="<current>"} 1` (reset, then set, on each change). */
+  readonly state: Gauge<"state">;
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.rowsPlaced = new Counter({ name: "loader_rows_placed_total", help: "Rows inserted into their table", labelNames: ["table"], registers });
-    this.bytesPlaced = new Counter({ name: "loader_bytes_placed_total", help: "JSONEachRow bytes of the rows inserted", labelNames: ["table"], registers });
+    this.rowsPlaced = new Counter({ name: "loader_rows_placed_total", help: "Rows inserted into their table, by table (the router's target)", labelNames: ["table"], registers });
+    this.bytesPlaced = new Counter({ name: "loader_bytes_placed_total", help: "JSONEachRow bytes (newlines included) of the rows inserted, by table", labelNames: ["table"], registers });
     this.deadLetters = new Counter({ name: "loader_dead_letters_total", help: "Messages written to the dead-letter table, by reason", labelNames: ["reason"], registers });
     this.deadLettersDropped = new Counter({ name: "loader_dead_letters_dropped_total", help: "Dead letters the dead-letter table refused for their data and that were dropped, by reason", labelNames: ["reason"], registers });
-    this.revokeDiscarded = new Counter({ name: "loader_revoke_discarded_total", help: "Rows of revoked partitions discarded before any write", labelNames: ["stage"], registers });
-    this.insertFailures = new Counter({ name: "loader_insert_failures_total", help: "Failed INSERTs by classification", labelNames: ["kind"], registers });
-    this.flushSeconds = new Histogram({ name: "loader_flush_seconds", help: "Duration of a flush cycle", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
-    this.sinkDown = new Gauge({ name: "loader_sink_down", help: "1 while every insert of the last flush cycle failed transiently (commits held, retrying with backoff)", registers });
-    this.heldRows = new Gauge({ name: "loader_held_rows", help: "Rows handed out and not placed yet", registers });
-    this.commitOffset = new Gauge({ name: "loader_committed_offset", help: "Last offset committed, per partition", labelNames: ["topic", "partition"], registers });
+    this.revokeDiscarded = new Counter({ name: "loader_revoke_discarded_total", help: "Rows (stage=buffer) and dead letters (stage=dead_letter) of revoked partitions discarded before any write", labelNames: ["stage"], registers });
+    this.insertFailures = new Counter({ name: "loader_insert_failures_total", help: "Failed INSERTs (rows and dead letters) by classification", labelNames: ["kind"], registers });
+    this.flushSeconds = new Histogram({ name: "loader_flush_seconds", help: "Duration of a flush cycle that ran (inserts, dead letters, commit)", buckets: FLUSH_BUCKETS, registers });
+    this.tableFlushSeconds = new Histogram({ name: "loader_table_flush_seconds", help: "Time a flush cycle spent inserting one table's due rows (its batches and their salvage), by table", labelNames: ["table"], buckets: FLUSH_BUCKETS, registers });
+    this.sinkDown = new Gauge({ name: "loader_sink_down", help: "1 while every insert of the last flush cycle that tried any failed transiently (commits held, retrying with backoff)", registers });
+    this.heldRows = new Gauge({ name: "loader_held_rows", help: "Messages handed to the loader and not placed yet (rows buffered or held, dead letters waiting): their partitions' commits wait for them", registers });
+    this.commitOffset = new Gauge({ name: "loader_committed_offset", help: "Offset this loader last committed (the next to read), per partition", labelNames: ["topic", "partition"], registers });
+    this.endOffset = new Gauge({ name: "loader_end_offset", help: "A partition's end offset (high watermark: the next offset to be written), as the loader's host last read it", labelNames: ["topic", "partition"], registers });
+    this.consumerLag = new Gauge({ name: "loader_consumer_lag", help: "Messages not committed yet: the partition's end offset minus its consumer group's committed offset, as the host last read them", labelNames: ["topic", "partition"], registers });
+    this.state = new Gauge({ name: "loader_state", help: "The loader service's state, as its host last set it: the one series is labelled with the current state and is 1", labelNames: ["state"], registers });
   }
 }
