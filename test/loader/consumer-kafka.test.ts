@@ -3,9 +3,10 @@
 // every good row lands; a restart resumes from the committed offset with nothing lost or doubled.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Admin, Producer } from "kafkajs";
 import { Registry } from "prom-client";
-import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhouse-sink.ts";
+import { ClickHouseRowInserter, qualifiedTable, type RowInserter } from "../../src/loader/clickhouse-sink.ts";
 import { compileLoaderConfig } from "../../src/loader/config.ts";
 import { TopicLoader } from "../../src/loader/consumer.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
@@ -17,6 +18,7 @@ import { createLiveDatabase, type LiveDatabase } from "./live-clickhouse.ts";
 describe("TopicLoader on the real Kafka and ClickHouse", () => {
   const topic = randomName("loader_test");
   const groupId = randomName("loader_test");
+  const hangingGroupId = randomName("loader_test");
   const kafka = kafkaClient(randomName("loader_test"));
   let admin: Admin;
   let producer: Producer;
@@ -41,22 +43,24 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
   after(async () => {
     for (const started of loaders) await started.stop(); // a failed test must not leave a member in the group
     await producer.disconnect();
-    await retry("delete the test group", () => admin.deleteGroups([groupId]));
+    await retry("delete the test groups", () => admin.deleteGroups([groupId, hangingGroupId]));
     await admin.deleteTopics({ topics: [topic] });
     await admin.disconnect();
     await db.drop();
   });
 
-  function loader(registry: Registry, maxAgeMs = 100): TopicLoader {
+  function loader(registry: Registry, maxAgeMs = 100, options: { group?: string; inserter?: RowInserter; drainTimeoutMs?: number } = {}): TopicLoader {
     const created = new TopicLoader({
       kafka,
       topic,
-      groupId,
+      groupId: options.group ?? groupId,
       tickMs: 20,
+      drainTimeoutMs: options.drainTimeoutMs,
+      consumer: { maxWaitTimeInMs: 100, sessionTimeout: 30_000, heartbeatInterval: 3000 },
       createCore: (commit) =>
         new LoaderCore({
           config: compileLoaderConfig({ maxMessageBytes: 64 * 1024, flush: { maxRows: 50, maxAgeMs } }),
-          inserter: new ClickHouseRowInserter(db.client),
+          inserter: options.inserter ?? new ClickHouseRowInserter(db.client),
           deadLetters: new ClickHouseDeadLetterSink(db.client, deadLetters),
           commit,
           decodeMode: "json-object",
@@ -102,12 +106,16 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
     // buffered when it stops, and stopping must flush and commit them.
     const first = loader(new Registry(), 60_000);
     await first.start();
+    await first.joined();
+    assert.deepEqual(first.assignedPartitions(), [{ topic, partition: 0 }, { topic, partition: 1 }]);
     await waitCommitted(120);
     await produce(120, 130, poison);
     await waitUntil("the first loader to buffer the last 10 rows", () => Promise.resolve(first.core.status().bufferedRows === 10), () => JSON.stringify(first.core.status()), 30_000);
     await first.stop();
     assert.equal(first.core.status().unplaced, 0, "stop flushed everything read");
     assert.equal(await committedTotal(), 130, "and committed it");
+    assert.deepEqual(first.committedOffsets(), [{ topic, partition: 0, offset: 65n }, { topic, partition: 1, offset: 65n }], "what this loader committed");
+    assert.equal(first.status().state, "stopped");
 
     await produce(130, 240, poison); // produced while no loader runs
     const registry = new Registry();
@@ -126,5 +134,22 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
     const expectedLetters = [...poison.keys()].map((id) => ({ partition: id % 2, offset: String(Math.floor(id / 2)), key: `k${id}`, reason: reasons.get(id) }));
     assert.deepEqual(letters.sort((a, b) => a.key.localeCompare(b.key)), expectedLetters.sort((a, b) => a.key.localeCompare(b.key)));
     assert.match(await registry.getSingleMetricAsString("loader_committed_offset"), /partition="1"} 120/);
+  });
+
+  test("stop() while every insert hangs returns within the drain timeout and still leaves the group", async () => {
+    const hanging: RowInserter = { insertLines: () => new Promise<void>(() => undefined) };
+    const stuck = loader(new Registry(), 50, { group: hangingGroupId, inserter: hanging, drainTimeoutMs: 1500 });
+    await stuck.start();
+    await stuck.joined();
+    await waitUntil("the stuck loader to read the topic", () => Promise.resolve(stuck.core.status().unplaced >= 240), () => stuck.describe(), 30_000);
+    await sleep(200); // a flush cycle is now waiting on the hanging insert
+    const started = Date.now();
+    await stuck.stop();
+    const took = Date.now() - started;
+    assert.ok(took < 1500 + 2500, `stop took ${took} ms`);
+    assert.equal(stuck.status().state, "stopped");
+    assert.deepEqual(stuck.committedOffsets(), [], "nothing was placed, so nothing committed");
+    const [group] = (await admin.describeGroups([hangingGroupId])).groups;
+    assert.deepEqual([group?.state, group?.members.length], ["Empty", 0], "the member left the group");
   });
 });
