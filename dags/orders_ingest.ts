@@ -1,12 +1,12 @@
-// orders_ingest — take the order snapshots waiting in topic `orders` into ODS. No guard: world
-// initialisation calls it before a world exists (SPEC). Two tasks, so a failed parse is rerun on
-// the landed rows without reading Kafka again:
-//   1 pull_batch   one batch from the orders reader into stg.orders_raw under this run's id
+// orders_ingest — take the order snapshots sent to topic `orders` into ODS. No guard: world
+// initialisation calls it before a world exists (SPEC). Two tasks, both safe to retry:
+//   1 pull_batch   wait until the loader placed every snapshot sent (its committed offsets), then
+//                  claim the landed, unclaimed ones in stg.orders_raw under this run's id
 //   2 parse_batch  that load into ods.order / ods.order_errors
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { parseOrdersBatch, pullOrdersBatch } from "../tasks/orders.ts";
-import { RUNS_ONCE, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { requester, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export default defineDag({
   id: "orders_ingest",
@@ -16,8 +16,8 @@ export default defineDag({
   ...worldFailurePolicy(10 * 60_000),
   fileloc: "dags/orders_ingest.ts",
 })
-  .task("pull_batch", { ...RUNS_ONCE }, async (ctx) => {
-    await pullOrdersBatch({ ...taskIo(ctx), loadId: ctx.runId });
+  .task("pull_batch", {}, async (ctx) => {
+    await pullOrdersBatch({ ...taskIo(ctx), loadId: ctx.runId, requestedBy: requester(ctx) });
   })
   .task("parse_batch", { upstream: ["pull_batch"], retries: 1, retryDelayMs: 5000 }, async (ctx) => {
     await parseOrdersBatch({ ...taskIo(ctx), loadId: ctx.runId });

@@ -1,19 +1,23 @@
 // world_initialize — create the world if there is none; change nothing on a ready one.
 // The seed's contract, one task per step (SPEC "DAG contracts"):
 //   1 read_position       decide: create, end green with no change (world exists and its recorded
-//                         catalogue is on every node), or refuse (a ready position whose world is gone too)
+//                         catalogue is on every node; the loader is asked to consume if it does
+//                         not), or refuse (a ready position whose world is gone too)
 //     clear_residue       what a creation that did not finish left (databases, groups, topics) is
-//                         cleared first, so a retried creation starts from nothing (seed: "next
-//                         make up retries from the same place with the same result")
+//                         cleared first, the loader stopped before, so a retried creation starts
+//                         from nothing (seed: "next make up retries from the same place with the same result")
 //   2 create_topics       hits (2 partitions), orders (1) — before the DDL
 //   3 ddl_<file>          one task per sql/ddl file, in name order, as lifecycle from node 1;
 //                         each applied file is recorded in the schema ledger
 //     record_catalogue    every column of the world's tables on every node, as built (schema status
 //                         and a later read_position compare the live servers with it)
+//     start_ingest        the loader service consumes hits and orders (groups clickstream_hits,
+//                         clickstream_orders): only now, since stg.hits_in keeps nothing and every
+//                         view must exist before the first hit lands (sql/ddl/90-hits-ingest.sql)
 //   4 build_generator     the canonical generator build
-//     wait_for_hits_readers  one ClickHouse hits reader per node in a Stable group, before any hit is sent
 //   5 play_starting_days  one batch run: days 0 … WORLD_STARTING_DAYS-1
-//   6 wait_for_ods        ODS rows for the passport dates + error rows >= the passport's events
+//   6 wait_for_ods        the loader committed the end of topic hits, then ODS rows for the passport
+//                         dates + error rows >= the passport's events
 //   7 send_order_snapshots  second generator run, snapshots of days 0 … 6
 //   8 orders_ingest       waiting trigger; continue only on its success
 //   9 set_position        world_position := WORLD_STARTING_DAYS
@@ -27,11 +31,11 @@ import { describePosition, initializeDecision } from "../src/world/position.ts";
 import { checkWorldCatalogue, recordWorldCatalogue } from "../tasks/catalogue.ts";
 import { clearCreationResidue } from "../tasks/residue.ts";
 import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
-import { waitForHitsReaders } from "../tasks/hits-readers.ts";
+import { ensureConsuming, setIngest } from "../src/loader/control.ts";
 import { createTopics } from "../tasks/topics.ts";
 import { waitForOds } from "../tasks/wait-for-ods.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { passport, readWorldPosition, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { passport, readWorldPosition, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export const DAG_ID = "world_initialize";
 
@@ -57,6 +61,8 @@ async function decide(ctx: TaskContext<unknown>) {
           "make up does not build over a half-gone world; run make rebuild-storage",
       );
     }
+    // a world made before the loader, or a loader stopped by hand, would not take the next step's hits
+    await ensureConsuming({ ...taskIo(ctx), requestedBy: requester(ctx) });
     ctx.log.info(`world exists at position ${decision.position}; nothing to do`);
     return { shortCircuit: true } as const;
   }
@@ -88,7 +94,7 @@ const dag = defineDag({
 })
   .task("read_position", { executionTimeoutMs: MINUTE }, decide)
   .task("clear_residue", { upstream: ["read_position"] }, async (ctx) => {
-    await clearCreationResidue(taskIo(ctx));
+    await clearCreationResidue(taskIo(ctx), requester(ctx));
   })
   .task("create_topics", { upstream: ["clear_residue"], retries: 2, retryDelayMs: 2000 }, (ctx) => createTopics(taskIo(ctx)));
 
@@ -102,13 +108,14 @@ export default dag
   .task("record_catalogue", { upstream: [previous], retries: 2, retryDelayMs: 2000 }, async (ctx) => {
     await recordWorldCatalogue({ ...taskIo(ctx), runId: ctx.runId });
   })
-  .task("build_generator", { upstream: ["record_catalogue"], retries: 1 }, async (ctx) => {
+  .task("start_ingest", { upstream: ["record_catalogue"] }, async (ctx) => {
+    await setIngest({ ...taskIo(ctx), desired: "consuming", requestedBy: requester(ctx), timeoutMs: 2 * MINUTE });
+  })
+  .task("build_generator", { upstream: ["start_ingest"], retries: 1 }, async (ctx) => {
     const build = await buildWorldGenerator(ctx);
     ctx.log.info(`generator build ${build.hash.slice(0, 12)} (${build.mode}${build.reused ? ", reused" : ""})`);
   })
-  // both readers in their group before the first message: one joining late would make the other read twice
-  .task("wait_for_hits_readers", { upstream: ["build_generator"] }, (ctx) => waitForHitsReaders({ ...taskIo(ctx), timeoutMs: 2 * MINUTE }))
-  .task("play_starting_days", { upstream: ["wait_for_hits_readers"] }, async (ctx) => {
+  .task("play_starting_days", { upstream: ["build_generator"] }, async (ctx) => {
     const { WORLD_STARTING_DAYS } = await passport();
     await runWorldGenerator(ctx, ["batch", "--day", "0", "--days", String(WORLD_STARTING_DAYS)]);
   })

@@ -3,7 +3,7 @@
 //   1 read_position          the guard; logs the days to play (P … P+days-1)
 //   2 build_generator        the canonical generator build
 //   3 play_days              one batch run: days P … P+days-1
-//   4 wait_for_hits          the hits readers consumed every message, and ODS has each new date
+//   4 wait_for_hits          the loader placed every message (its committed offsets), and ODS has each new date
 //   5 send_order_snapshots   snapshots P-1 … P+days-2 (the run that plays day D sends snapshot D-1)
 //   6 orders_ingest          waiting trigger
 //   7 set_position           world_position := P+days (set, never incremented)
@@ -15,7 +15,7 @@ import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -40,7 +40,7 @@ export default defineDag({
   })
   .task("wait_for_hits", { upstream: ["play_days"] }, async (ctx) => {
     const { position, startDate } = await pinnedPosition(ctx);
-    await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, ctx.conf.days), 12 * MINUTE);
+    await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, ctx.conf.days), 12 * MINUTE, requester(ctx));
   })
   .task("send_order_snapshots", { upstream: ["wait_for_hits"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);

@@ -1,18 +1,20 @@
 // world_recreate — destroy the world and create it again (make rebuild-storage).
 // The seed's contract, one task per step; creation is delegated, not repeated here:
 //   1 invalidate_position     world_position := -1 (the old world is invalid before anything happens to it)
-//   2 drop_databases          stg dm dds ods dic — first, so the ClickHouse Kafka readers stop existing
-//   3 delete_consumer_groups  clickstream_hits, clickstream_orders (a live reader holds its group: refused)
+//     stop_ingest             the loader flushes what it read, commits, and leaves its groups
+//   2 drop_databases          stg dm dds ods dic
+//   3 delete_consumer_groups  clickstream_hits, clickstream_orders (a live consumer holds its group: refused)
 //     delete_topics           hits, orders
 //   4 reset_position          world_position := 0, only after a clean cleanup
 //   5 world_initialize        waiting trigger; its result is this run's result
 // A failure in 2-3 leaves -1, and world_initialize (make up) then refuses until this DAG succeeds.
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
+import { setIngest } from "../src/loader/control.ts";
 import { dropApplicationDatabases } from "../tasks/databases.ts";
 import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
 import { deleteTopics } from "../tasks/topics.ts";
-import { setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -25,7 +27,10 @@ export default defineDag({
   fileloc: "dags/world_recreate.ts",
 })
   .task("invalidate_position", { executionTimeoutMs: MINUTE }, (ctx) => setWorldPosition(ctx, -1))
-  .task("drop_databases", { upstream: ["invalidate_position"] }, (ctx) => dropApplicationDatabases(taskIo(ctx)))
+  .task("stop_ingest", { upstream: ["invalidate_position"] }, async (ctx) => {
+    await setIngest({ ...taskIo(ctx), desired: "stopped", requestedBy: requester(ctx), timeoutMs: 2 * MINUTE });
+  })
+  .task("drop_databases", { upstream: ["stop_ingest"] }, (ctx) => dropApplicationDatabases(taskIo(ctx)))
   .task("delete_consumer_groups", { upstream: ["drop_databases"] }, (ctx) => deleteConsumerGroups(taskIo(ctx)))
   .task("delete_topics", { upstream: ["delete_consumer_groups"], retries: 1, retryDelayMs: 2000 }, (ctx) => deleteTopics(taskIo(ctx)))
   .task("reset_position", { upstream: ["delete_topics"], executionTimeoutMs: MINUTE }, (ctx) => setWorldPosition(ctx, 0))

@@ -39,8 +39,6 @@ export function runTemplateValues(platform: Platform, run: RunIdentity): Record<
     "run.load_id": quoteString(run.loadId),
     "run.started_at": `toDateTime(${quoteString(run.startedAt)}, 'UTC')`,
     "platform.instant_now": platform.instantNow,
-    "platform.kafka_partition": platform.kafkaPartitionExpression,
-    "platform.kafka_offset": platform.kafkaOffsetExpression,
   };
   const dates = normalizeDates(run.dates);
   if (dates.length > 0) {

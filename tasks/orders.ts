@@ -1,30 +1,40 @@
-// orders_ingest: pull one batch of order snapshots from the orders reader into stg.orders_raw under
-// the run's load id (sql/etl/orders/10-pull-batch.sql), then parse that load into ods.order and
-// ods.order_errors (20-parse-batch.sql). The DAG runs them as two tasks, pull then parse, so a
-// failed parse is retried on the landed rows without touching Kafka again.
+// orders_ingest: claim the order snapshots the loader has landed in stg.orders_raw under the run's
+// load id (sql/etl/orders/10-pull-batch.sql), then parse that load into ods.order and
+// ods.order_errors (20-parse-batch.sql). The DAG runs them as two tasks, pull then parse; both are
+// safe to retry (a claim adds only what is unclaimed, a parse skips what ODS already has).
 //
-// Account: `etl` for both: INSERT … SELECT and a direct SELECT from the Kafka table, no DDL.
-// Node: the first node, the only one with stg.orders_raw_kafka (sql/ddl/10-stg-tables.sql).
+// Before claiming, the pull waits for the loader's group clickstream_orders to commit the end
+// offsets of topic orders as they were when the task began: every snapshot sent before then is
+// landed (the loader commits only what it placed). Account: `etl`, INSERT … SELECT only.
 import path from "node:path";
 import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from "../src/clickhouse/client.ts";
 import { detectPlatform, type Platform } from "../src/clickhouse/platform.ts";
 import { quoteString } from "../src/clickhouse/sql.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
-import { ORDERS_TOPIC } from "../src/world/constants.ts";
+import { ensureConsuming } from "../src/loader/control.ts";
+import { ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../src/world/constants.ts";
 import { WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { readSqlFile, readSqlFragment, runSqlFile, type FileReport } from "../src/clickhouse/sql-files.ts";
 import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, runTemplateValues } from "./etl-sql.ts";
+import { topicEndOffsets, waitForLoaderCommitted, type PartitionOffsets } from "./ingest-wait.ts";
+import { withKafkaAdmin } from "./kafka-admin.ts";
 
 const ORDERS_DIR = path.join(ETL_DIR, "orders");
 
 export interface OrdersIngestInput extends TaskIo {
   /** The orders_ingest run id: the _load_id of everything this run lands and parses. */
   loadId: string;
+  /** Who asks the loader to consume if it does not (dag/run/task). */
+  requestedBy?: string;
+  /** How long the pull waits for the loader to place the snapshots sent. */
+  timeoutMs?: number;
   config?: StandConfig;
 }
 
 export interface PullReport {
   loadId: string;
+  /** The end offsets of topic orders the claim is bounded by (per partition). */
+  ends: Record<string, number>;
   /** Documents in stg.orders_raw under this load id after the pull. */
   landed: number;
   file: FileReport;
@@ -51,9 +61,16 @@ export function instantFromIsoField(platform: Platform, field: string): string {
     : `toDateTimeOrZero(concat(substring(${text}, 1, 10), ' ', substring(${text}, 12, 8)), 'UTC')`;
 }
 
-async function orderTemplateValues(platform: Platform, loadId: string, step: string): Promise<Record<string, string>> {
+/** kafka_offset below each partition's end: `(p = 0 AND o < 12) OR …`; no partition, nothing to claim. */
+export function claimBound(ends: PartitionOffsets): string {
+  const terms = [...ends].sort(([a], [b]) => a - b).map(([p, end]) => `(kafka_partition = ${p} AND kafka_offset < ${end})`);
+  return terms.length === 0 ? "0" : `(${terms.join(" OR ")})`;
+}
+
+async function orderTemplateValues(platform: Platform, loadId: string, step: string, ends: PartitionOffsets = new Map()): Promise<Record<string, string>> {
   if (loadId.trim() === "") throw new WorldTaskError(step, "a load id is required (the orders_ingest run id)");
   return {
+    "orders.claim_bound": claimBound(ends),
     ...runTemplateValues(platform, { version: 0n, loadId, startedAt: "1970-01-01 00:00:00", dates: [] }),
     "orders.topic": quoteString(ORDERS_TOPIC.name),
     "orders.verdict": await readSqlFragment(path.join(ORDERS_DIR, "order-verdict.fragment.sql"), step),
@@ -78,18 +95,23 @@ async function countLanded(clickhouse: StandClickHouse, loadId: string): Promise
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Step 1: one direct read of the orders reader into stg.orders_raw, tagged with the load id. */
+/** Step 1: wait until the loader placed every snapshot sent so far, then claim them under the load id. */
 export async function pullOrdersBatch(input: OrdersIngestInput): Promise<PullReport> {
   const step = "pullOrdersBatch";
+  await ensureConsuming({ ...input, requestedBy: input.requestedBy ?? `orders_ingest/${input.loadId}` });
+  const ends = await withKafkaAdmin({ config: input.config }, "world-orders-ends", (admin) => topicEndOffsets(admin, ORDERS_TOPIC.name));
+  const placed = await waitForLoaderCommitted({ ...input, topic: ORDERS_TOPIC.name, group: ORDERS_CONSUMER_GROUP, ends, timeoutMs: input.timeoutMs ?? 300_000 });
+  input.log(`the loader placed all ${placed.total} messages of topic ${ORDERS_TOPIC.name} after ${placed.seconds.toFixed(1)} s`);
   return withFirstNodeEtl(input.config, async (clickhouse, platform) => {
     const file = await readSqlFile(path.join(ORDERS_DIR, "10-pull-batch.sql"), step);
-    const values = await orderTemplateValues(platform, input.loadId, step);
-    // A direct Kafka read needs its own setting on modern servers; the INSERT must reach the shards before parse reads them.
-    const settings = { ...platform.kafkaDirectSelectSettings(), ...platform.syncDistributedInsertSettings() };
-    const report = await runSqlFile({ step, clickhouse, file, values, settings, signal: input.signal, log: input.log });
+    const values = await orderTemplateValues(platform, input.loadId, step, ends);
+    // the claimed rows must reach their shards before parse reads them
+    const report = await runSqlFile({
+      step, clickhouse, file, values, settings: platform.syncDistributedInsertSettings(), signal: input.signal, log: input.log,
+    });
     const landed = await countLanded(clickhouse, input.loadId);
-    input.log(`pulled: ${landed} order documents under load ${input.loadId}`);
-    return { loadId: input.loadId, landed, file: report };
+    input.log(`claimed: ${landed} order documents under load ${input.loadId} (offsets below ${claimBound(ends)})`);
+    return { loadId: input.loadId, ends: Object.fromEntries([...ends].map(([p, o]) => [String(p), o])), landed, file: report };
   });
 }
 

@@ -1,9 +1,10 @@
 // What a stopped creation leaves behind: world_initialize decides to create (position 0 or unset)
 // and finds databases, topics or consumer groups of a world already there. By the position table
 // such a world never finished (or its position was deleted by hand), so it is cleared first, in
-// world_recreate's order (databases, so the Kafka readers go; groups; topics), and the creation that
-// follows starts from nothing: the same input, the same world.
+// world_recreate's order (the loader stopped, so it leaves its groups; databases; groups; topics),
+// and the creation that follows starts from nothing: the same input, the same world.
 import { loadStandConfig } from "../src/config/stand.ts";
+import { setIngest } from "../src/loader/control.ts";
 import { readLiveCatalogue } from "../src/world/catalogue.ts";
 import { WORLD_CONSUMER_GROUPS, WORLD_TOPICS } from "../src/world/constants.ts";
 import type { TaskIo } from "../src/world/io.ts";
@@ -36,7 +37,7 @@ export async function findResidue(): Promise<Residue> {
 }
 
 /** Clears a stopped creation's residue; returns what was found (empty lists: nothing to clear). */
-export async function clearCreationResidue(io: TaskIo): Promise<Residue> {
+export async function clearCreationResidue(io: TaskIo, requestedBy: string): Promise<Residue> {
   const residue = await findResidue();
   const found = [...residue.databases.map((d) => `database ${d}`), ...residue.topics.map((t) => `topic ${t}`), ...residue.groups.map((g) => `group ${g}`)];
   if (found.length === 0) {
@@ -44,6 +45,7 @@ export async function clearCreationResidue(io: TaskIo): Promise<Residue> {
     return residue;
   }
   io.log(`residue of a creation that did not finish (the position says there is no world): ${found.join(", ")}; clearing it first`);
+  await setIngest({ ...io, desired: "stopped", requestedBy });
   await dropApplicationDatabases(io);
   await deleteConsumerGroups(io);
   await deleteTopics(io);

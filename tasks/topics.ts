@@ -28,6 +28,9 @@ function wrongPartitions(topic: WorldTopic, found: number): WorldTaskError {
   );
 }
 
+/** The world topics' max.message.bytes. */
+export const TOPIC_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 /** Creates the missing topics with their exact partition counts; refuses an existing topic with another count. */
 export async function createTopics(input: CreateTopicsInput): Promise<void> {
   const wanted = input.topics ?? WORLD_TOPICS;
@@ -61,7 +64,14 @@ async function createWhenDeletionSettled(admin: Admin, topics: readonly WorldTop
   for (;;) {
     try {
       await admin.createTopics({
-        topics: topics.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })),
+        topics: topics.map((t) => ({
+          topic: t.name,
+          numPartitions: t.partitions,
+          replicationFactor: 1,
+          // the broker keeps a message up to this size (its default is 1 MB): an oversized message must reach the
+          // loader, which dead-letters it as too_large with its offset, instead of being refused to its producer
+          configEntries: [{ name: "max.message.bytes", value: String(TOPIC_MAX_MESSAGE_BYTES) }],
+        })),
         waitForLeaders: true,
       });
       return;

@@ -1,11 +1,15 @@
-// The wait after the generator's batch: the passport condition, exactly. Rows of ods.event_dist for
-// the passport dates plus rows of ods.event_errors_dist must reach the passport's total of events
-// ("something arrived" is not the condition). Progress is logged every few seconds with counts.
+// The wait after the generator's batch: first the loader's group commits the end of topic hits (every
+// hit sent is placed, tasks/ingest-wait.ts), then the passport condition, exactly: rows of
+// ods.event_dist for the passport dates plus rows of ods.event_errors_dist must reach the
+// passport's total of events ("something arrived" is not the condition). Progress is logged every
+// few seconds with counts.
 import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
 import { quoteString } from "../src/clickhouse/sql.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
 import { passportDays, type Passport } from "../src/world/passport.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { waitForLoaderCommitted } from "./ingest-wait.ts";
 
 const STEP = "waitForOds";
 
@@ -55,9 +59,11 @@ export async function waitForOds(input: WaitForOdsInput): Promise<OdsReached> {
   const started = Date.now();
   let lastProgress = started;
   let counts: OdsCounts = { eventRows: 0, errorRows: 0 };
+  input.log(`waiting for the loader to place every hit sent, then for ${expected} events of ${dates.join(", ")} in ods.event_dist + ods.event_errors_dist (timeout ${timeoutMs / 1000} s)`);
+  const placed = await waitForLoaderCommitted({ ...input, topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs });
+  input.log(`the loader placed all ${placed.total} messages of topic ${HITS_TOPIC.name} after ${placed.seconds.toFixed(1)} s`);
   const clickhouse = connectClickHouse({ account: "etl", config: input.config ?? loadStandConfig() });
   try {
-    input.log(`waiting for ${expected} events of ${dates.join(", ")} in ods.event_dist + ods.event_errors_dist (timeout ${timeoutMs / 1000} s)`);
     for (;;) {
       throwIfAborted(input.signal, STEP);
       counts = await readOdsCounts(clickhouse, dates);
@@ -70,8 +76,8 @@ export async function waitForOds(input: WaitForOdsInput): Promise<OdsReached> {
         throw new WorldTaskError(
           STEP,
           `ODS did not reach the passport total within ${timeoutMs / 1000} s: saw ${describe(counts, expected, dates)}. ` +
-            "Check that the hits readers consume (consumer group clickstream_hits lag; Kafka lines in the ClickHouse server.err.log) " +
-            "and that the generator sent every day.",
+            "The loader placed every message, so hits are missing from the topic: check that the generator sent every day " +
+            "and the dead letters (SELECT reason, count() FROM stg.dead_letters_dist GROUP BY reason).",
         );
       }
       if (Date.now() - lastProgress >= (input.progressEveryMs ?? 5000)) {

@@ -11,6 +11,11 @@ export function taskIo(ctx: TaskContext<unknown>): TaskIo {
   return { signal: ctx.signal, log: (line) => ctx.log.info(line) };
 }
 
+/** Who asks the loader to consume or stop (kept in loader.control): dag/run/task. */
+export function requester(ctx: TaskContext<unknown>): string {
+  return `${ctx.dagId}/${ctx.runId}/${ctx.taskId}`;
+}
+
 /** The passport is read when a task runs, so an updated data/world-inventory.json needs no restart. */
 export async function passport(): Promise<Passport> {
   return loadPassport();
@@ -50,14 +55,3 @@ export function worldFailurePolicy(executionTimeoutMs: number) {
     defaults: { retries: 2, retryDelayMs: 2_000, maxRetryDelayMs: 30_000, executionTimeoutMs },
   };
 }
-
-/**
- * The one world task whose repeat is not harmless: orders_ingest's pull_batch reads the orders
- * reader (a Kafka engine table, which commits what it read), so a try that failed during its INSERT
- * may have taken messages a retry would not find. It runs once; when it fails, clearing the step's
- * send_order_snapshot(s) with its downstream sends the snapshots again and pulls them into the same
- * orders_ingest run (docs/world.md, "When something fails"). Every other world task converges when
- * run again: replayed hits collapse in ods.event and ods.event_errors, re-sent snapshots in ods.order
- * and ods.order_errors, and a waiting trigger goes back to its failed child run.
- */
-export const RUNS_ONCE = Object.freeze({ retries: 0 });

@@ -1,16 +1,15 @@
--- stg: raw landing, as the Kafka readers delivered it.
+-- stg: raw landing, as the loader (src/loader, docs/loader.md) delivered it from Kafka.
 --
--- A hit's fields are stored in the form the hits reader takes them (90-hits-ingest.sql): every
--- number as Float64 and every text as String, because 18.16's JSONEachRow reader has no
--- skip-broken-messages setting and stops at the first value it cannot parse into its column. A
--- Float64 column takes any JSON number (negative, fractional, huge), a quoted number, "" and null
--- (NaN); ids below 2^53, the contract's bound, survive it exactly. Each row also carries the
--- ingest's verdict on it, error_class ('' = valid), which routes it to ods.event or
--- ods.event_errors (see 90-hits-ingest.sql).
+-- A hit's fields are stored in a form that always parses: every number as Float64 and every text
+-- as String. A Float64 column takes any JSON number (negative, fractional, huge), a quoted number,
+-- "" and null; ids below 2^53, the contract's bound, survive it exactly, and the verdict
+-- (90-hits-ingest.sql) refuses the rest as bad_id. So every planted bad hit becomes a row with its
+-- reason, not a refused INSERT. The message itself is kept whole in _raw, byte for byte as sent
+-- (numbers with all their digits), with the topic, partition and offset it was read at. Each row
+-- also carries the verdict, error_class ('' = valid), which routes it to ods.event or
+-- ods.event_errors.
 --
--- 18.16 has no Kafka virtual columns: kafka_partition and kafka_offset are NULL there and set on
--- servers that have them (platform layer). 18.16 has no table TTL either: stg's three-day
--- retention exists only where the server can enforce it.
+-- 18.16 has no table TTL: stg's three-day retention exists only where the server can enforce it.
 
 CREATE TABLE IF NOT EXISTS stg.hits_raw ON CLUSTER {{cluster}}
 (
@@ -62,9 +61,10 @@ CREATE TABLE IF NOT EXISTS stg.hits_raw ON CLUSTER {{cluster}}
     productQuantity Array(Float64),
     productEventType Array(String),
     ecommerce String,
+    _raw String,
     kafka_topic {{platform.low_cardinality_string}},
-    kafka_partition Nullable(UInt64),
-    kafka_offset Nullable(UInt64),
+    kafka_partition UInt32,
+    kafka_offset UInt64,
     _load_ts {{platform.instant_type}}
 )
 ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/stg/hits_raw', '{replica}')
@@ -72,20 +72,26 @@ PARTITION BY toDate(_load_ts)
 ORDER BY _load_ts
 {{platform.stg_retention}};
 
--- Each node's hits reader lands what it consumed in its own shard; the Distributed table is for
--- reading the whole landing zone.
+-- The loader lands partition p of topic hits on node p mod 2 (its stg.hits_in, 90-hits-ingest.sql),
+-- so each node keeps what it landed in its own shard; the Distributed table reads the whole zone.
 CREATE TABLE IF NOT EXISTS stg.hits_raw_dist ON CLUSTER {{cluster}} AS stg.hits_raw
 ENGINE = Distributed({{cluster}}, stg, hits_raw, rand());
 
--- Order snapshots, one raw JSON document per row, written by orders_ingest (_load_id = its run).
+-- Order snapshots, one raw document per row. The loader lands every message of topic orders here
+-- as it arrives, unclaimed (_load_id = ''), with its partition and offset; orders_ingest's
+-- pull_batch claims the unclaimed ones under its run id (a copy with _load_id set,
+-- sql/etl/orders/10-pull-batch.sql) and parse_batch parses that load. The document stays text
+-- here whatever it holds (its verdict, sql/etl/orders/order-verdict.fragment.sql, names what is
+-- wrong with it), so only a message that is not UTF-8 or is over the loader's size limit becomes
+-- a dead letter instead.
 CREATE TABLE IF NOT EXISTS stg.orders_raw ON CLUSTER {{cluster}}
 (
     raw String,
     kafka_topic {{platform.low_cardinality_string}},
-    kafka_partition Nullable(UInt64),
-    kafka_offset Nullable(UInt64),
+    kafka_partition UInt32,
+    kafka_offset UInt64,
     _load_id String,
-    _load_ts {{platform.instant_type}}
+    _load_ts {{platform.instant_type}} DEFAULT {{platform.instant_now}}
 )
 ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/stg/orders_raw', '{replica}')
 PARTITION BY toDate(_load_ts)
@@ -95,18 +101,31 @@ ORDER BY (_load_id, _load_ts)
 CREATE TABLE IF NOT EXISTS stg.orders_raw_dist ON CLUSTER {{cluster}} AS stg.orders_raw
 ENGINE = Distributed({{cluster}}, stg, orders_raw, cityHash64(raw));
 
--- The orders reader: node 1 only (no ON CLUSTER), topic orders, group clickstream_orders, and no
--- materialised view. orders_ingest pulls one batch with a direct
---   INSERT INTO stg.orders_raw_dist SELECT raw, … FROM stg.orders_raw_kafka
--- which commits the offsets it read (18.16 always does; modern servers get
--- kafka_commit_on_select = 1 and need stream_like_engine_allow_direct_select = 1 on the query).
--- Each message arrives whole in `raw`: RawBLOB on modern servers; on 18.16, which has no
--- whole-message format, TabSeparated with one column, which keeps a JSON document intact as
--- long as it has no raw tab and no backslash escape (order documents have neither). Order
--- documents hold an array of objects (items) that no 18.16 JSONEachRow column could take.
--- A reader takes nothing until the first SELECT: creating it here does not consume.
-CREATE TABLE IF NOT EXISTS stg.orders_raw_kafka
+-- The loader's dead letters: one row per message that could not become a row of its table. Either
+-- undecodable, decided before any INSERT (too_large, invalid_utf8, not_json, not_object), or
+-- refused by the server for its own data (reason = the exception code's name, error_code = the
+-- code, found by splitting the refused batch). raw is the message value as sent, cut to the
+-- loader's raw cap (raw_bytes is its full length); topic, partition and offset say where it is.
+-- Kept a month where the server has TTL. ORDER BY the message's position: "what happened at
+-- offset N" is one range read.
+CREATE TABLE IF NOT EXISTS stg.dead_letters ON CLUSTER {{cluster}}
 (
-    raw String
+    dead_at DateTime('UTC'),
+    topic String,
+    partition UInt32,
+    offset UInt64,
+    key Nullable(String),
+    raw String,
+    raw_bytes UInt32,
+    reason String,
+    error_code Nullable(Int32),
+    error_text String,
+    target_table String
 )
-{{orders_reader_engine}};
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/stg/dead_letters', '{replica}')
+PARTITION BY toYYYYMM(dead_at)
+ORDER BY (topic, partition, offset, dead_at)
+{{platform.dead_letters_retention}};
+
+CREATE TABLE IF NOT EXISTS stg.dead_letters_dist ON CLUSTER {{cluster}} AS stg.dead_letters
+ENGINE = Distributed({{cluster}}, stg, dead_letters, cityHash64(topic, partition, offset));

@@ -1,29 +1,30 @@
--- The hits ingest, created LAST among the world's DDL files (later dds/dm files number below 90):
--- a Kafka reader starts consuming as soon as a materialised view reads from it, so every table
--- the chain writes to must exist first.
+-- The hits landing and its routing views, the last file of the world's DDL. The loader
+-- (src/loader, docs/loader.md) inserts each hit of topic hits, as sent, into stg.hits_in on the
+-- node that owns its partition (partition p → node p mod 2), with the message kept whole in _raw
+-- and its topic, partition and offset. stg.hits_in stores nothing (engine Null): the views below
+-- carry each inserted block on, in the same INSERT, and the loader commits a message's offset only
+-- after that INSERT returned (with insert_distributed_sync = 1, so ODS on both shards holds the
+-- rows by then). A data error of one hit fails its whole INSERT; the loader splits the batch to
+-- isolate it and writes it to stg.dead_letters, and the rest lands.
 --
--- One reader per node (ON CLUSTER), one consumer group (clickstream_hits) over the 2-partition
--- topic hits: each node takes one partition. The columns take every field in a form that always
--- parses (10-stg-tables.sql): on 18.16 one value that does not parse stops the reader, and there
--- is no skip setting.
+-- Because stg.hits_in keeps nothing, a hit inserted before every view exists would be lost. The
+-- loader therefore consumes only after world_initialize's DDL tasks, from its start_ingest task
+-- (the lifecycle the seed gives the DAGs); this replaces the Kafka reader that had to be created
+-- last and restarted.
 --
--- The chain: reader → stg.hits_raw_mv (lands every message in stg.hits_raw with its verdict,
+-- The columns take every field in a form that always parses (10-stg-tables.sql), so a planted bad
+-- hit is a row with a reason, not a refused INSERT.
+--
+-- The chain: stg.hits_in → stg.hits_raw_mv (lands every hit in stg.hits_raw with its verdict,
 -- error_class) → ods.event_mv (error_class = '', typed, into ods.event_dist) and
 -- ods.event_errors_mv (its literal negation, into ods.event_errors_dist). So the two routes read
 -- one stored verdict and every hit lands in exactly one of them.
 --
 -- The routing views read stg.hits_raw_mv's output: on 18.16 a view's rows cascade to views that
 -- read that VIEW by name, on modern servers to views that read its TARGET table, and the platform
--- layer names the right one. On 18.16 they can therefore only be created after stg.hits_raw_mv,
--- which starts the reader. A reader fixes its chain of views when a read cycle starts, and its
--- first cycle can wait for messages for as long as the topic stays empty: measured here, one node
--- in five then sent its whole first batch to stg only. So the file ends by restarting the readers
--- (DETACH, ATTACH), which begin again with every view in place. Rows consumed before the restart
--- would have missed ODS: in the canonical flow there are none (world_initialize creates the
--- topics, applies the DDL, waits for both readers to be in their group, and only then plays the
--- generator). If this file fails half way on a topic that already holds data, rebuild the world.
+-- layer names the right one.
 
-CREATE TABLE IF NOT EXISTS stg.hits_raw_kafka ON CLUSTER {{cluster}}
+CREATE TABLE IF NOT EXISTS stg.hits_in ON CLUSTER {{cluster}}
 (
     WatchID Float64,
     VisitID Float64,
@@ -71,9 +72,13 @@ CREATE TABLE IF NOT EXISTS stg.hits_raw_kafka ON CLUSTER {{cluster}}
     productPrice Array(Float64),
     productQuantity Array(Float64),
     productEventType Array(String),
-    ecommerce String
+    ecommerce String,
+    _raw String,
+    kafka_topic String,
+    kafka_partition UInt32,
+    kafka_offset UInt64
 )
-{{hits_reader_engine}};
+ENGINE = Null;
 
 -- The verdict, computed once. '' means valid; otherwise the first failing check names the reason,
 -- in the generator's order (ids, then time, then event type):
@@ -82,7 +87,8 @@ CREATE TABLE IF NOT EXISTS stg.hits_raw_kafka ON CLUSTER {{cluster}}
 --   bad_timestamp       UTCEventTime is not a real instant written YYYY-MM-DDTHH:MM:SSZ
 --   bad_event_date      EventDate is not a real date written YYYY-MM-DD
 --   unknown_event_type  EventType is not pageview, add_to_cart or purchase
--- It must be total: a view that throws, or a filter that yields NULL, stops the reader. Every
+-- It must be total: a view that throws, or a filter that yields NULL, fails the INSERT of every hit
+-- beside it. Every
 -- input is a non-Nullable Float64 or String, and only functions that cannot throw are used
 -- (match, the …OrZero parsers, comparisons). Parses are checked by round trip (formatted back, the
 -- value must equal the text), which rejects what 18.16's lenient parsers would wrap around
@@ -103,11 +109,8 @@ AS SELECT
         EventType NOT IN ('pageview', 'add_to_cart', 'purchase'), 'unknown_event_type',
         '') AS error_class,
     *,
-    {{hits_topic}} AS kafka_topic,
-    {{platform.kafka_partition}} AS kafka_partition,
-    {{platform.kafka_offset}} AS kafka_offset,
     {{platform.instant_now}} AS _load_ts
-FROM stg.hits_raw_kafka;
+FROM stg.hits_in;
 
 -- Valid hits, typed. The conversions cannot throw either: Float64 → integer casts wrap rather than
 -- fail, dates use the …OrZero parsers, and money is clamped before it becomes Decimal (rubles →
@@ -173,7 +176,3 @@ TO ods.event_errors_dist
 AS SELECT *
 FROM {{platform.hits_landing_source}}
 WHERE NOT (error_class = '');
-
--- Restart the readers so their first read cycle includes every view above (see the header).
-DETACH TABLE IF EXISTS stg.hits_raw_kafka ON CLUSTER {{cluster}};
-ATTACH TABLE stg.hits_raw_kafka ON CLUSTER {{cluster}};

@@ -73,7 +73,8 @@ export class StandClickHouse {
   }
 }
 
-export function connectClickHouse(options: ConnectOptions = {}): StandClickHouse {
+/** The @clickhouse/client of one account on one node, for callers that send their own bodies (the loader). */
+export function createNodeClient(options: ConnectOptions = {}): { client: ClickHouseClient; target: StatementTarget } {
   const config = options.config ?? loadStandConfig();
   const node = clickhouseNodeConfig(options.node, config);
   const account = options.account ?? "admin";
@@ -88,5 +89,10 @@ export function connectClickHouse(options: ConnectOptions = {}): StandClickHouse
     // failures reach the caller as wrapped errors; the client's own console logging would only duplicate them
     log: { level: ClickHouseLogLevel.OFF },
   });
-  return new StandClickHouse(client, { account, user, node: node.name });
+  return { client, target: { account, user, node: node.name } };
+}
+
+export function connectClickHouse(options: ConnectOptions = {}): StandClickHouse {
+  const { client, target } = createNodeClient(options);
+  return new StandClickHouse(client, target);
 }

@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { loaderConfigSchema } from "../loader/config.ts";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -84,6 +85,17 @@ export const standConfigSchema = z
           .optional(),
       })
       .strict(),
+    /** The Kafka → ClickHouse loader service (src/loader/main.ts, docs/loader.md). */
+    loader: z
+      .object({
+        /** Address /health and /metrics listen on: bind_host locally, 0.0.0.0 inside a container. */
+        listen_host: z.string().min(1).optional(),
+        /** Loopback HTTP port of its /health and /metrics. */
+        port,
+        /** Loader options (src/loader/config.ts): flush limits, message size limit, backoff. */
+        options: loaderConfigSchema.optional(),
+      })
+      .strict(),
   })
   .strict();
 
@@ -128,6 +140,7 @@ function collectPorts(c: StandConfig): number[] {
     c.kafka.port,
     c.kafka.controller_port,
     c.runner.api_port,
+    c.loader.port,
     ...c.clickhouse.nodes.flatMap((n) => [n.http_port, n.tcp_port, n.interserver_port]),
   ];
 }
@@ -190,6 +203,11 @@ export function clickhouseHttpUrl(node: ClickHouseNodeConfig, config: StandConfi
 /** The address the runner's API listens on. */
 export function apiListenHost(config: StandConfig = loadStandConfig()): string {
   return config.runner.listen_host ?? config.bind_host;
+}
+
+/** The address the loader's /health and /metrics listen on. */
+export function loaderListenHost(config: StandConfig = loadStandConfig()): string {
+  return config.loader.listen_host ?? config.bind_host;
 }
 
 /** Base URL of the runner's REST API as a local client sees it. */

@@ -5,7 +5,7 @@ import { repoRoot } from "../config/stand.ts";
 
 export interface WorldTopic {
   readonly name: string;
-  /** Exact partition count: hits is read by one Kafka reader per ClickHouse node, orders by one. */
+  /** Exact partition count: the loader lands hits partition p on ClickHouse node p mod 2; orders has one. */
   readonly partitions: number;
 }
 
@@ -18,8 +18,8 @@ export const ORDERS_CONSUMER_GROUP = "clickstream_orders";
 export const WORLD_CONSUMER_GROUPS: readonly string[] = Object.freeze([HITS_CONSUMER_GROUP, ORDERS_CONSUMER_GROUP]);
 
 /**
- * The application databases in drop order (SPEC: stg first, so the Kafka readers stop existing
- * before anything downstream goes). lifecycle's allow-list is exactly these.
+ * The application databases in drop order (SPEC: stg, the landing, first). lifecycle's allow-list is
+ * exactly these.
  */
 export const APPLICATION_DATABASES: readonly string[] = Object.freeze(["stg", "dm", "dds", "ods", "dic"]);
 

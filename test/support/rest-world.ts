@@ -14,6 +14,7 @@ import { standContext } from "../../src/stand/stand.ts";
 import { withRunnerDb as withLedgerDb } from "../../src/world/schema-ledger.ts";
 import { WORLD_POSITION_KEY } from "../../src/world/position.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
+import { setTestIngest } from "./ingest.ts";
 import { dropApplicationDatabases } from "../../tasks/databases.ts";
 import { withKafkaAdmin } from "../../tasks/kafka-admin.ts";
 import { deleteTopics } from "../../tasks/topics.ts";
@@ -181,9 +182,10 @@ export async function groupOffsets(groupId: string, topic: string): Promise<Grou
   });
 }
 
-/** No world at all: no databases, consumer groups, topics or position (the task library, as world_recreate uses it). */
+/** No world at all: the loader stopped, no databases, consumer groups, topics or position (the task library, as world_recreate uses it). */
 export async function emptyWorld(): Promise<void> {
   const io = { signal: new AbortController().signal, log: quiet };
+  await setTestIngest(io, "stopped", "test emptyWorld");
   await dropApplicationDatabases(io);
   await deleteConsumerGroups(io);
   await deleteTopics(io);

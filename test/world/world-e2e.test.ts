@@ -1,15 +1,15 @@
 // End to end on the real stand, as world_initialize does it, for one day: this file OWNS the
 // world's databases (stg ods dds dm dic), topics (hits, orders) and consumer groups for its
 // duration, since the DDL fixes those names. It cleans the world, creates the topics, applies every
-// DDL file in order, builds the generator (local mode), plays day 0 and waits for ODS; then checks
-// the counts against the passport exactly, replays the day (ODS stays deduplicated), and pulls the
-// day-0 order snapshot through the orders reader with a direct SELECT. It drops the world at the end.
+// DDL file in order, has the test stand's loader service consume, builds the generator (local
+// mode), plays day 0 and waits for ODS; then checks the counts against the passport exactly,
+// replays the day (ODS stays deduplicated), and claims the day-0 order snapshot the loader landed.
+// It stops the loader and drops the world at the end.
 // Other tests use the same databases, so the whole file runs under the shared world lock.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
-import { detectPlatform } from "../../src/clickhouse/platform.ts";
 import { quoteString } from "../../src/clickhouse/sql.ts";
 import { kafkaBroker, loadStandConfig } from "../../src/config/stand.ts";
 import { HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
@@ -20,11 +20,12 @@ import { dropApplicationDatabases } from "../../tasks/databases.ts";
 import { applyDdlFile, listDdlFiles } from "../../tasks/ddl.ts";
 import { buildGenerator, type GeneratorBuild } from "../../tasks/generator-build.ts";
 import { runGenerator } from "../../tasks/generator-run.ts";
-import { waitForHitsReaders } from "../../tasks/hits-readers.ts";
+import { pullOrdersBatch } from "../../tasks/orders.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
 import { waitForOds } from "../../tasks/wait-for-ods.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 import { recordingIo } from "../support/recording-io.ts";
+import { setTestIngest } from "../support/ingest.ts";
 
 const config = loadStandConfig();
 const [node1, node2] = config.clickhouse.nodes;
@@ -36,6 +37,7 @@ let worldLock: WorldLock | undefined;
 
 async function cleanWorld(): Promise<void> {
   const io = recordingIo();
+  await setTestIngest(io, "stopped", "world-e2e");
   await dropApplicationDatabases(io);
   await deleteConsumerGroups(io);
   await deleteTopics(io);
@@ -74,7 +76,7 @@ test("topics, every DDL file in order, the generator build: the world's skeleton
   await createTopics(io);
   for (const file of await listDdlFiles()) await applyDdlFile({ ...io, file });
   generator = await buildGenerator({ ...io, mode: "local" });
-  await waitForHitsReaders({ ...io, timeoutMs: 60_000 });
+  await setTestIngest(io, "consuming", "world-e2e");
   for (const node of [node1, node2]) {
     const ch = connectClickHouse({ node: node?.name, account: "etl" });
     assert.equal(await count("SELECT count() AS n FROM dic.products", ch), 180, `the whole catalog on ${node?.name}`);
@@ -101,13 +103,22 @@ test("day 0 reaches ODS exactly: valid hits in ods.event_dist, each invalid kind
   assert.deepEqual((sample[0]?.types ?? "").split(",").sort(), ["add_to_cart", "pageview", "purchase"]);
 });
 
-test("both nodes read the hits topic (one partition each) into their own shard of stg", async () => {
+test("the loader lands hits partition p on node p mod 2: each node's stg shard holds one partition, with _raw and offsets", async () => {
   for (const node of [node1, node2]) {
     const ch = connectClickHouse({ node: node?.name, account: "etl" });
     const local = await count("SELECT count() AS n FROM stg.hits_raw", ch);
+    const partitions = await ch.query<{ p: number }>("SELECT DISTINCT kafka_partition AS p FROM stg.hits_raw");
+    const rawOk = await count("SELECT countIf(startsWith(_raw, '{') AND kafka_topic = 'hits') AS n FROM stg.hits_raw", ch);
     await ch.close();
     assert.ok(local > 0 && local < day0.events, `${node?.name} landed ${local} of ${day0.events}`);
+    assert.deepEqual(partitions.map((r) => Number(r.p)), [node === node1 ? 0 : 1], `${node?.name} holds one partition`);
+    assert.equal(rawOk, local, "every row keeps its message in _raw");
   }
+  // offsets are the message's own: within a partition, distinct and dense from 0
+  const dense = await etl.query<{ p: number; n: string; d: string; mx: string }>(
+    "SELECT kafka_partition AS p, count() AS n, uniqExact(kafka_offset) AS d, max(kafka_offset) AS mx FROM stg.hits_raw_dist GROUP BY p ORDER BY p",
+  );
+  for (const r of dense) assert.equal(Number(r.mx) + 1, Number(r.d), `partition ${r.p}: offsets 0 … ${r.mx}, each once`);
 });
 
 test("waitForOds times out naming the counts it saw and the total it expected", async () => {
@@ -145,26 +156,19 @@ test("replaying day 0 leaves ODS deduplicated: FINAL and uniqExact(WatchID) stil
   assert.equal(await count("SELECT count() AS n FROM ods.event_errors_v"), invalidTotal(day0), "a replay does not double ods.event_errors");
 });
 
-test("the orders reader (node 1, no view) takes a snapshot by direct SELECT and commits what it read", async () => {
+test("orders: the loader lands a snapshot unclaimed; pull_batch claims each message once, a second pull claims nothing", async () => {
   const snapshot = passport.snapshots[0];
   assert.ok(snapshot);
   await runGenerator({ ...recordingIo(true), build: generator, args: ["snapshot", "--day", "0", "--brokers", kafkaBroker(config), "--topic", ORDERS_TOPIC.name] });
-  const platform = await detectPlatform(etl);
-  const pull = `INSERT INTO stg.orders_raw_dist (raw, kafka_topic, kafka_partition, kafka_offset, _load_id, _load_ts)
-    SELECT raw, ${quoteString(ORDERS_TOPIC.name)}, NULL, NULL, 'world-e2e', now() FROM stg.orders_raw_kafka`;
-  const settings = { ...platform.kafkaDirectSelectSettings(), ...platform.syncDistributedInsertSettings() };
-  const deadline = Date.now() + 60_000;
-  let pulls = 0;
-  // a reader joins its group on the first SELECT; until the partition is assigned a poll returns nothing
-  while ((await count("SELECT count() AS n FROM stg.orders_raw_dist")) < snapshot.orders && Date.now() < deadline) {
-    await etl.command(pull, settings);
-    pulls++;
-  }
-  console.log(`  ${snapshot.orders} orders pulled in ${pulls} direct SELECT(s)`);
-  assert.equal(await count("SELECT count() AS n FROM stg.orders_raw_dist"), snapshot.orders);
-  await etl.command(pull, settings);
-  assert.equal(await count("SELECT count() AS n FROM stg.orders_raw_dist"), snapshot.orders, "a further SELECT finds nothing new: offsets were committed");
-  const raws = await etl.query<{ raw: string }>("SELECT raw FROM stg.orders_raw_dist LIMIT 50");
+  const first = await pullOrdersBatch({ ...recordingIo(true), loadId: "world-e2e-1", timeoutMs: 60_000 });
+  assert.equal(first.landed, snapshot.orders, "every document of the snapshot claimed once");
+  assert.deepEqual(first.ends, { "0": snapshot.orders });
+  assert.equal(await count("SELECT count() AS n FROM stg.orders_raw_dist WHERE _load_id = ''"), snapshot.orders, "the loader's landing, unclaimed");
+  const again = await pullOrdersBatch({ ...recordingIo(), loadId: "world-e2e-1", timeoutMs: 60_000 });
+  assert.equal(again.landed, snapshot.orders, "a retry of the same load adds nothing");
+  const second = await pullOrdersBatch({ ...recordingIo(), loadId: "world-e2e-2", timeoutMs: 60_000 });
+  assert.equal(second.landed, 0, "a later load claims nothing already claimed");
+  const raws = await etl.query<{ raw: string }>("SELECT raw FROM stg.orders_raw_dist WHERE _load_id = 'world-e2e-1' LIMIT 50");
   for (const { raw } of raws) assert.equal(Object.keys(JSON.parse(raw) as object).length, 11, "each document arrives whole (11 keys)");
   const kafka = new Kafka({ clientId: "world-e2e", brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
@@ -174,7 +178,7 @@ test("the orders reader (node 1, no view) takes a snapshot by direct SELECT and 
   assert.equal(Number(offsets[0]?.partitions[0]?.offset), snapshot.orders, "the group committed the end of the snapshot");
 });
 
-test("the hits reader takes awkward values without stopping, and each lands with its reason", async () => {
+test("the loader lands awkward values, and each hit reaches ODS with its reason", async () => {
   // every field in its contract shape, then one defect per message; Title carries the expected verdict
   const base: Record<string, unknown> = {
     WatchID: 0, VisitID: 5, ClientID: 77, CounterID: 1, EventDate: "2026-05-01", UTCEventTime: "2026-05-01T10:00:00Z", ClientTimeZone: 240,
@@ -205,7 +209,6 @@ test("the hits reader takes awkward values without stopping, and each lands with
   while ((await count(`SELECT count() AS n FROM stg.hits_raw_dist WHERE ${marker}`)) < cases.length && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  await new Promise((resolve) => setTimeout(resolve, 1000)); // the routing views write through Distributed tables
   const landed = await etl.query<{ Title: string; error_class: string; n: string }>(
     `SELECT Title, error_class, count() AS n FROM ods.event_errors_dist WHERE ${marker} GROUP BY Title, error_class ORDER BY Title`,
   );

@@ -1,0 +1,84 @@
+// The world's ingest waits read the loader's committed offsets. The loader (src/loader, docs/loader.md)
+// commits a message only once it is placed: its row inserted (the hits with
+// insert_distributed_sync = 1, so ODS holds it on both shards by then) or its dead letter stored.
+// So "the group has committed the end offset of every partition" means "everything sent so far is
+// in ClickHouse", with no guess about flush delays and no Stable-group wait.
+import type { Admin } from "kafkajs";
+import { controlPool, describeLoaderStatus, readLoaderStatus } from "../src/loader/control.ts";
+import type { StandConfig } from "../src/config/stand.ts";
+import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { withKafkaAdmin } from "./kafka-admin.ts";
+
+const STEP = "waitForLoaderCommitted";
+
+/** Offsets per partition. */
+export type PartitionOffsets = ReadonlyMap<number, number>;
+
+export interface GroupProgress {
+  /** End offset (high watermark) per partition: the target. */
+  ends: PartitionOffsets;
+  /** Committed offset per partition (0 where the group has none). */
+  committed: PartitionOffsets;
+  /** Messages below the ends, and how many of them are committed. */
+  total: number;
+  done: number;
+}
+
+export async function topicEndOffsets(admin: Admin, topic: string): Promise<Map<number, number>> {
+  return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]));
+}
+
+export async function groupProgress(admin: Admin, topic: string, group: string, ends: PartitionOffsets): Promise<GroupProgress> {
+  const [fetched] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+  const committed = new Map((fetched?.partitions ?? []).map((p) => [p.partition, Math.max(0, Number(p.offset))]));
+  let total = 0;
+  let done = 0;
+  for (const [partition, end] of ends) {
+    total += end;
+    done += Math.min(end, committed.get(partition) ?? 0);
+  }
+  return { ends, committed, total, done };
+}
+
+export interface WaitForCommittedInput extends TaskIo {
+  topic: string;
+  group: string;
+  /** Wait for these end offsets; the topic's current ones when omitted. */
+  ends?: PartitionOffsets;
+  timeoutMs: number;
+  config?: StandConfig;
+}
+
+export interface Committed extends GroupProgress {
+  seconds: number;
+}
+
+/** Polls the group's committed offsets until they reach the ends; progress every 5 s, a named timeout. */
+export async function waitForLoaderCommitted(input: WaitForCommittedInput): Promise<Committed> {
+  const started = Date.now();
+  return withKafkaAdmin({ config: input.config }, "world-wait-committed", async (admin) => {
+    const ends = input.ends ?? (await topicEndOffsets(admin, input.topic));
+    let lastLog = started;
+    for (;;) {
+      throwIfAborted(input.signal, STEP);
+      const progress = await groupProgress(admin, input.topic, input.group, ends);
+      const seconds = (Date.now() - started) / 1000;
+      if (progress.done >= progress.total) return { ...progress, seconds };
+      if (Date.now() - lastLog >= 5000 || Date.now() - started >= input.timeoutMs) {
+        lastLog = Date.now();
+        const db = controlPool(input.config);
+        const loader = await readLoaderStatus(db).finally(() => db.end());
+        const line = `group ${input.group} committed ${progress.done} of ${progress.total} messages of topic ${input.topic}; ${describeLoaderStatus(loader)}`;
+        if (Date.now() - started >= input.timeoutMs) {
+          throw new WorldTaskError(
+            STEP,
+            `the loader did not place everything within ${input.timeoutMs / 1000} s: ${line}. ` +
+              "Look at the loader's /metrics (loader_sink_down, loader_consumer_lag) and its log, and at make check-services.",
+          );
+        }
+        input.log(`after ${seconds.toFixed(0)} s: ${line}`);
+      }
+      await sleepUnlessAborted(100, input.signal, STEP);
+    }
+  });
+}
