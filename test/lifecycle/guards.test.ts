@@ -106,11 +106,11 @@ describe("world DAG guards (position table, red rows)", () => {
     const ids = (await dag("world_initialize")).task_ids;
     const ddlIds = files.map(ddlTaskId);
     assert.deepEqual(ids, [
-      "read_position", "clear_residue", "create_topics", ...ddlIds, "record_catalogue", "build_generator", "wait_for_hits_readers", "play_starting_days", "wait_for_ods",
+      "read_position", "clear_residue", "create_topics", ...ddlIds, "record_catalogue", "start_ingest", "build_generator", "play_starting_days", "wait_for_ods",
       "send_order_snapshots", "orders_ingest", "set_position", "etl_pipeline",
     ]);
     assert.deepEqual((await dag("world_recreate")).task_ids, [
-      "invalidate_position", "drop_databases", "delete_consumer_groups", "delete_topics", "reset_position", "world_initialize",
+      "invalidate_position", "stop_ingest", "drop_databases", "delete_consumer_groups", "delete_topics", "reset_position", "world_initialize",
     ]);
     assert.deepEqual((await dag("etl_pipeline")).task_ids, ["dds_transform", "dm_transform", "dq_check"]);
   });
