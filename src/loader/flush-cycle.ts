@@ -189,11 +189,15 @@ export class LoaderCore {
     const tables = this.dueTables(started, all, ignoreBackoff);
     report.tables = tables.length;
     const held = new Map<string, Rejection>();
-    for (const table of tables) {
-      const heldBy = await this.flushTable(table, started, verdict, report);
-      if (heldBy === undefined) this.backoffs.recordSuccess(table);
-      else if (heldBy !== BUDGET_SPENT) held.set(table, heldBy);
-    }
+    // Tables flush side by side (the hits landings of two nodes are two servers): each table's
+    // buffer, offsets and backoff are its own, and the shared counters only add up.
+    await Promise.all(
+      tables.map(async (table) => {
+        const heldBy = await this.flushTable(table, started, verdict, report);
+        if (heldBy === undefined) this.backoffs.recordSuccess(table);
+        else if (heldBy !== BUDGET_SPENT) held.set(table, heldBy);
+      }),
+    );
     await this.writeDeadLetters(verdict, report);
     report.gate = this.gate.record(verdict, this.now());
     for (const [table, heldBy] of held) this.backoffs.recordHeld(table, heldBy, this.now());
