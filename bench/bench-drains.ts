@@ -1,0 +1,186 @@
+// One drain of a bench topic that already holds its hits, by either path, timed from the moment it
+// may start consuming until its consumer group has committed the topic's end (and, through a chain,
+// until its ODS holds every row), with the CPU this process (the in-process loader, or only the
+// pollers for the Kafka engine) and the ClickHouse servers spent meanwhile:
+//   the loader        a TopicLoader + LoaderCore in this process, wired as the world's loader is
+//                     (src/loader/host.ts: its hits router, p → node p mod n, insert_distributed_sync,
+//                     skip unknown fields, the stand's loader options), whose targets are moved from
+//                     stg.hits_in to the bench landing
+//   the Kafka engine  a reader per node, created (new group, so from offset 0) under the name its
+//                     views were made over (bench-clickhouse.ts prepareKafkaEngine): consumption
+//                     starts with every view in place
+import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
+import { Kafka, logLevel } from "kafkajs";
+import { Registry } from "prom-client";
+import { createNodeClient } from "../src/clickhouse/client.ts";
+import { quoteIdentifier } from "../src/clickhouse/sql.ts";
+import { kafkaBroker, loadStandConfig } from "../src/config/stand.ts";
+import { ClickHouseRowInserter, type RowInserter } from "../src/loader/clickhouse-sink.ts";
+import { compileLoaderConfig } from "../src/loader/config.ts";
+import { TopicLoader } from "../src/loader/consumer.ts";
+import { ClickHouseDeadLetterSink } from "../src/loader/dead-letters.ts";
+import { LoaderCore } from "../src/loader/flush-cycle.ts";
+import { HITS_LANDING_TABLE, hitsRouter } from "../src/loader/host.ts";
+import { LoaderMetrics } from "../src/loader/metrics.ts";
+import { benchClickHouse, benchName, benchPlatform, clickhouseCpuMicros, clickhousePids, startKafkaEngine, type KafkaEngineChain } from "./bench-clickhouse.ts";
+import { waitForDrain, withAdmin, type Drain } from "./bench-kafka.ts";
+
+export interface DrainResult {
+  drain: Drain;
+  /** Seconds from the start until the chain's ODS held every row (chain runs only). */
+  odsSeconds: number | undefined;
+  /** CPU µs of this process during the drain: the loader itself, or only the pollers. */
+  processCpuMicros: number;
+  /** CPU µs of the ClickHouse servers during the drain. */
+  clickhouseCpuMicros: number;
+}
+
+/** What the world's loader passes kafkajs (src/loader/host.ts). */
+const LOADER_CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 30_000, heartbeatInterval: 3000 } as const;
+
+type Lines = Parameters<RowInserter["insertLines"]>[1];
+
+/** The world loader's `node:table` targets (host.ts), with the world's landing swapped for the bench's. */
+class BenchLandingInserter implements RowInserter {
+  constructor(
+    private readonly byNode: ReadonlyMap<string, RowInserter>,
+    private readonly landing: string,
+  ) {}
+
+  async insertLines(target: string, lines: Lines): Promise<void> {
+    const colon = target.indexOf(":");
+    const inserter = this.byNode.get(target.slice(0, colon));
+    const table = target.slice(colon + 1);
+    if (colon < 0 || !inserter || table !== HITS_LANDING_TABLE) throw new Error(`the loader bench got target '${target}', not <node>:${HITS_LANDING_TABLE}`);
+    await inserter.insertLines(this.landing, lines);
+  }
+}
+
+export interface LoaderDrainInput {
+  topic: string;
+  groupId: string;
+  /** The bench landing, `db.table` (unquoted): what stg.hits_in becomes. */
+  landing: string;
+  /** The bench dead-letter table on the first node, `db.table` (unquoted). */
+  deadLetters: string;
+  /** The bench ODS database the landing's views fill, if any: the drain also waits for it. */
+  ods?: string;
+}
+
+function qualified(name: string): string {
+  return name.split(".").map(quoteIdentifier).join(".");
+}
+
+/** Drains the topic with an in-process loader; returns once the group committed the end, after stopping it. */
+export async function drainWithLoader(input: LoaderDrainInput): Promise<DrainResult> {
+  const config = loadStandConfig();
+  const platform = await benchPlatform();
+  const settings: ClickHouseSettings = { ...platform.syncDistributedInsertSettings(), input_format_skip_unknown_fields: 1 };
+  const nodes = config.clickhouse.nodes.map((n) => n.name);
+  const clients: ClickHouseClient[] = [];
+  const byNode = new Map<string, RowInserter>();
+  for (const node of nodes) {
+    // admin, not etl as in the world: etl may write only the world's databases
+    const { client } = createNodeClient({ node, account: "admin", config, requestTimeoutMs: 120_000 });
+    clients.push(client);
+    byNode.set(node, new ClickHouseRowInserter(client, settings));
+  }
+  const [firstClient] = clients;
+  if (!firstClient) throw new Error("the stand config lists no ClickHouse node");
+  const kafka = new Kafka({ clientId: "loader-bench", brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING });
+  const loader = new TopicLoader({
+    kafka,
+    topic: input.topic,
+    groupId: input.groupId,
+    consumer: LOADER_CONSUMER_SETTINGS,
+    createCore: (commit) =>
+      new LoaderCore({
+        config: compileLoaderConfig(config.loader.options ?? {}),
+        inserter: new BenchLandingInserter(byNode, qualified(input.landing)),
+        deadLetters: new ClickHouseDeadLetterSink(firstClient, qualified(input.deadLetters)),
+        commit,
+        decodeMode: "json-object",
+        route: hitsRouter(nodes),
+        metrics: new LoaderMetrics(new Registry()),
+      }),
+  });
+  try {
+    return await measureDrain(() => loader.start(), input.groupId, input.topic, input.ods);
+  } finally {
+    await loader.stop();
+    await Promise.allSettled(clients.map((c) => c.close()));
+  }
+}
+
+/** Drains the topic with a Kafka-engine reader per node over a prepared chain (prepareKafkaEngine); returns once the group committed the end (and `ods` holds every row). */
+export async function drainWithKafkaEngine(chain: KafkaEngineChain, ods?: string): Promise<DrainResult> {
+  return measureDrain(() => startKafkaEngine(chain), chain.target.group, chain.target.topic, ods);
+}
+
+/**
+ * A reference, not a baseline: kafkajs alone with the loader's consumer settings, every message
+ * resolved and nothing else done (auto-commit after each batch), to show what the loader's Kafka
+ * client costs before the loader does any work.
+ */
+export async function drainWithKafkajsOnly(topic: string, groupId: string): Promise<DrainResult> {
+  const kafka = new Kafka({ clientId: "loader-bench-kafkajs", brokers: [kafkaBroker(loadStandConfig())], logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId, ...LOADER_CONSUMER_SETTINGS, allowAutoTopicCreation: false });
+  const start = async (): Promise<void> => {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: true,
+      eachBatch: async (payload) => {
+        for (const message of payload.batch.messages) payload.resolveOffset(message.offset);
+        await payload.commitOffsetsIfNecessary();
+      },
+    });
+  };
+  try {
+    return await measureDrain(start, groupId, topic, undefined);
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+/**
+ * Starts consuming, waits until the group committed the topic's end and, with `ods`, until that
+ * bench database's event_dist + event_errors_dist hold as many rows (an asynchronous Distributed
+ * insert lands after the commit): the CPU window covers both.
+ */
+async function measureDrain(start: () => Promise<void>, groupId: string, topic: string, ods: string | undefined): Promise<DrainResult> {
+  const pids = clickhousePids();
+  return withAdmin(async (admin) => {
+    const chBefore = clickhouseCpuMicros(pids);
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    await start();
+    const drain = await waitForDrain(admin, groupId, topic, started);
+    const odsSeconds = ods === undefined ? undefined : await waitForOdsRows(ods, drain.total, started);
+    const cpu = process.cpuUsage(cpuBefore);
+    return { drain, odsSeconds, processCpuMicros: cpu.user + cpu.system, clickhouseCpuMicros: clickhouseCpuMicros(pids) - chBefore };
+  });
+}
+
+/** Seconds from `startedAt` until the bench ODS holds `expected` rows, polled every 100 ms. */
+async function waitForOdsRows(ods: string, expected: number, startedAt: number): Promise<number> {
+  const ch = benchClickHouse();
+  const sql = `SELECT (SELECT count() FROM ${benchName(ods)}.event_dist) + (SELECT count() FROM ${ods}.event_errors_dist) AS n`;
+  let lastLog = performance.now();
+  try {
+    for (;;) {
+      const [row] = await ch.query<{ n: string }>(sql);
+      const seen = Number(row?.n ?? 0);
+      const at = performance.now() - startedAt;
+      if (seen >= expected) return at / 1000;
+      if (at > 600_000) throw new Error(`${ods}: event_dist + event_errors_dist hold ${seen} of ${expected} rows after ${Math.round(at / 1000)} s`);
+      if (performance.now() - lastLog >= 5000) {
+        lastLog = performance.now();
+        console.log(`  waiting for ${ods} to hold every row: ${seen} of ${expected}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await ch.close();
+  }
+}
