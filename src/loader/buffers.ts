@@ -59,14 +59,14 @@ export class BufferManager {
     return next;
   }
 
-  /** Removes and returns up to one batch (maxRows rows, maxBytes bytes, at least one row) of a table. */
-  take(table: string): BufferedRow[] {
+  /** Removes and returns up to one batch (maxRows rows, maxBytes bytes, at most `upTo` rows, at least one row) of a table. */
+  take(table: string, upTo = Number.POSITIVE_INFINITY): BufferedRow[] {
     const buffer = this.tables.get(table);
     if (buffer === undefined || buffer.rows.length === 0) return [];
     let count = 0;
     let bytes = 0;
     for (const row of buffer.rows) {
-      if (count > 0 && (count >= this.limits.maxRows || bytes + row.line.length > this.limits.maxBytes)) break;
+      if (count > 0 && (count >= this.limits.maxRows || count >= upTo || bytes + row.line.length > this.limits.maxBytes)) break;
       count++;
       bytes += row.line.length;
     }

@@ -217,7 +217,13 @@ export class LoaderCore {
   private async flushTable(table: string, started: number, verdict: CycleVerdict, report: CycleReport): Promise<Rejection | undefined> {
     const flushStarted = this.now();
     let heldBy: Rejection | undefined;
-    for (let batch = this.buffers.take(table); batch.length > 0; batch = this.buffers.take(table)) {
+    // Only the rows buffered when the cycle began: rows read meanwhile wait for the next cycle, so a
+    // backlog is committed cycle by cycle instead of once at its very end.
+    let left = this.buffers.rowCount(table);
+    while (left > 0) {
+      const batch = this.buffers.take(table, left);
+      if (batch.length === 0) break;
+      left -= batch.length;
       heldBy = await this.flushBatch(table, batch, started, verdict, report);
       if (heldBy !== undefined) break;
     }

@@ -198,3 +198,37 @@ describe("LoaderCore", () => {
     assert.match(await w.registry.getSingleMetricAsString("loader_revoke_discarded_total"), /stage="buffer"} 3/);
   });
 });
+
+test("a cycle flushes only the rows buffered when it began: rows read during its inserts wait, and it commits what it placed", async () => {
+  const commits: CommitPoint[][] = [];
+  const holder: { core?: LoaderCore } = {};
+  let next = 0n;
+  const message = (): LoaderMessage => ({ topic, partition: 0, offset: next++, key: null, value: Buffer.from(`{"n":${next}}`) });
+  let inserts = 0;
+  const core = new LoaderCore({
+    config: compileLoaderConfig({ flush: { maxRows: 10, maxAgeMs: 1 } }),
+    decodeMode: "json-object",
+    route: () => ({ table: "t", fields: {} }),
+    inserter: {
+      insertLines: async () => {
+        inserts++;
+        // the consumer keeps reading while an insert is on the wire
+        for (let i = 0; i < 10; i++) holder.core?.accept(message());
+        await Promise.resolve();
+      },
+    },
+    deadLetters: { write: () => Promise.resolve() },
+    commit: (points) => {
+      commits.push([...points]);
+      return Promise.resolve();
+    },
+  });
+  holder.core = core;
+  for (let i = 0; i < 25; i++) core.accept(message());
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const report = await core.runCycle({ all: true });
+  assert.equal(report.rowsLanded, 25, "the 25 rows buffered at the start (3 batches), not the 30 read meanwhile");
+  assert.equal(inserts, 3);
+  assert.deepEqual(commits.at(-1)?.map((p) => p.offset), [25n], "committed up to the rows placed");
+  assert.equal(core.status().bufferedRows, 30, "the rows read during the cycle wait for the next one");
+});
