@@ -1,0 +1,266 @@
+// Faults at the loader while world_next_day plays a day, on the test stand (never the user's):
+// poison messages produced into hits in the middle of the day, a ClickHouse node frozen (SIGSTOP)
+// while the loader inserts, the loader service SIGKILLed mid-batch and started again as `stand up`
+// would. Each asserts the run's outcome, the position, that the group committed every message of
+// hits and never went backwards, and that the day is in ODS exactly once: ODS read merged equals its
+// distinct WatchIDs and ods.event_v, equals the generator's valid hits of the date, and together with
+// the day's error rows accounts for every message of the day that is not a poison. stg may hold a
+// replayed message twice (at-least-once); ODS may not.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Producer } from "kafkajs";
+import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { ensureLoader, loaderPid } from "../../src/stand/loader-service.ts";
+import { standContext, standUp } from "../../src/stand/stand.ts";
+import { HITS_TOPIC } from "../../src/world/constants.ts";
+import {
+  dayLanding,
+  deadLettersIn,
+  expectedDay,
+  loaderMetricsText,
+  metricValue,
+  OffsetWatch,
+  rangesBetween,
+  show,
+  stgNextOffsets,
+  stgOffsetsIn,
+  total,
+  waitForLoaderConsuming,
+  type DayLanding,
+  type OffsetRange,
+  type OffsetSample,
+  type Offsets,
+} from "../support/loader-day.ts";
+import { kafkaClient } from "../support/live-stand.ts";
+import { describeRun, readPositionText, runUpCommand, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun } from "../support/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+
+const quiet = (): undefined => undefined;
+const ctx = standContext(quiet);
+const loaderOptions = compileLoaderConfig(ctx.config.loader.options ?? {});
+
+/** What a fault sees of the day being played. */
+interface DayInProgress {
+  runId: string;
+  /** hits' end offsets before the run. */
+  before: Offsets;
+  watch: OffsetWatch;
+  /** Resolves with the first sample showing the day's messages arriving (ends past `before`). */
+  untilProduced: () => Promise<OffsetSample>;
+}
+
+interface PlayedDay {
+  ranges: OffsetRange[];
+  landing: DayLanding;
+  /** Messages the day added to hits (poisons included). */
+  messages: number;
+  watch: OffsetWatch;
+}
+
+describe("the loader under faults during world_next_day (test stand)", () => {
+  let lock: WorldLock;
+  let stopRunnerService: (() => Promise<void>) | undefined;
+
+  before(async () => {
+    lock = await takeWorldLock();
+    stopRunnerService = await useRunnerService();
+    // one world_initialize (make up); a world that is not whole is rebuilt, as the fault suite does
+    const up = await runUpCommand(["up"]);
+    if (up.code !== 0) {
+      const rebuilt = await runUpCommand(["rebuild-storage"]);
+      assert.equal(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr);
+    }
+  });
+
+  after(async () => {
+    try {
+      await standUp(ctx); // a loader or node a test left down is started again
+      await ensureLoader(ctx);
+      await waitForLoaderConsuming(ctx.config);
+      await stopRunnerService?.();
+    } finally {
+      await lock.release();
+    }
+  });
+
+  /**
+   * Plays one day under `fault` and checks what every fault must leave: success, position + 1, the
+   * group at the end offsets without ever going backwards, and the day exactly once in ODS.
+   */
+  async function playDay(name: string, poisons: number, fault: (day: DayInProgress) => Promise<void>): Promise<PlayedDay> {
+    const position = Number(await readPositionText());
+    const expected = expectedDay(position);
+    const watch = await OffsetWatch.start();
+    try {
+      // what the last test or run sent is placed first, so the day's offsets are the day's alone
+      const { ends: before } = await watch.until("the group at the end offsets before the day", (s) => total(s.committed) >= total(s.ends), 60_000);
+      const started = Date.now();
+      const run = await triggerRun("world_next_day", { days: 1 });
+      await fault({
+        runId: run.dag_run_id,
+        before,
+        watch,
+        untilProduced: () => watch.until("the day arriving", (s) => total(s.ends) > total(before), 120_000),
+      });
+      const finished = await waitForRun("world_next_day", run.dag_run_id, 600);
+      const seconds = (Date.now() - started) / 1000;
+      const tasks = await taskInstances("world_next_day", run.dag_run_id);
+      console.log(`${name}: world_next_day ${finished.state} in ${seconds.toFixed(1)} s; tries: ${[...tasks.values()].map((t) => `${t.task_id} ${t.try_number}`).join(", ")}`);
+      assert.equal(finished.state, "success", describeRun({ run: finished, tasks, seconds }));
+      assert.equal(await readPositionText(), String(position + 1), "the position advanced by exactly one day");
+
+      const end = await watch.until("the group at the end offsets", (s) => total(s.committed) >= total(s.ends), 30_000);
+      assert.deepEqual(end.committed, end.ends, "clickstream_hits committed exactly the end offset of every partition");
+      assert.deepEqual(watch.regressions(), [], "no committed offset ever went backwards");
+      const ranges = rangesBetween(before, end.ends);
+      const messages = total(end.ends) - total(before);
+      const landing = await dayLanding(expected.date, ranges);
+      const replays = landing.stgRows - landing.stgOffsets;
+      console.log(`${name}: day ${expected.date}, offsets ${show(before)} → ${show(end.ends)} (${messages} messages); ${JSON.stringify(landing)}; stg replays ${replays}`);
+
+      assert.ok(landing.odsFinal > 0, `ODS has rows for ${expected.date}`);
+      assert.equal(landing.odsFinal, expected.valid, `ODS holds every valid hit the generator sent for ${expected.date}`);
+      assert.equal(landing.odsUnique, landing.odsFinal, "no hit doubled in ODS (count FINAL = uniqExact(WatchID))");
+      assert.equal(landing.odsView, landing.odsFinal, "ods.event_v agrees");
+      assert.equal(landing.errors, expected.invalid, "each invalid hit of the day is in ods.event_errors once");
+      assert.equal(landing.odsFinal + landing.errors, messages - poisons, "every message of the day that is not a poison is an event or an error row");
+      assert.equal(landing.stgOffsets, messages - poisons, "stg holds every non-poison offset of the day at least once");
+      assert.ok(landing.stgRows >= landing.stgOffsets, "stg may hold replays");
+      assert.equal(landing.deadLetters, poisons, "the day's dead letters are its poisons, no more");
+      return { ranges, landing, messages, watch };
+    } finally {
+      await watch.stop();
+    }
+  }
+
+  it("poison messages in the middle of a day: each is a dead letter once, with its offset and reason; the day lands whole", async () => {
+    const poisons = [
+      { reason: "not_json", partition: 0, key: "poison-not-json", value: Buffer.from('this is not JSON {"WatchID": 1') },
+      { reason: "invalid_utf8", partition: 1, key: "poison-invalid-utf8", value: Buffer.concat([Buffer.from('{"WatchID": "'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')]) },
+      { reason: "not_object", partition: 0, key: "poison-array", value: Buffer.from('[{"WatchID": 1}, 2, 3]') },
+      { reason: "too_large", partition: 1, key: "poison-5mb", value: Buffer.from(`{"pad": "${"x".repeat(5 * 1024 * 1024 - 11)}"}`) },
+    ];
+    assert.equal(poisons[3]?.value.length, 5 * 1024 * 1024);
+    const producer: Producer = kafkaClient("loader-faults-poisons").producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    const pidBefore = loaderPid(ctx);
+    const metricsBefore = await loaderMetricsText(ctx.config);
+    const offsets: number[] = [];
+    let producedAt: OffsetSample | undefined;
+    try {
+      const day = await playDay("poisons", poisons.length, async ({ untilProduced }) => {
+        producedAt = await untilProduced();
+        for (const p of poisons) {
+          const [meta] = await producer.send({ topic: HITS_TOPIC.name, acks: -1, messages: [{ partition: p.partition, key: p.key, value: p.value }] });
+          assert.ok(meta && meta.partition === p.partition, `the producer answered for partition ${p.partition}`);
+          offsets.push(Number(meta.baseOffset));
+        }
+      });
+      const where = poisons.map((p, i) => `${p.reason} p${p.partition}@${offsets[i]} of [${day.ranges[p.partition]?.from}, ${day.ranges[p.partition]?.to})`);
+      console.log(`poisons produced once the ends reached ${show(producedAt?.ends ?? new Map())}: ${where.join(", ")}`);
+
+      const expected = poisons
+        .map((p, i) => ({
+          partition: p.partition,
+          offset_text: String(offsets[i]),
+          key: p.key,
+          reason: p.reason,
+          raw_bytes: p.value.length,
+          raw_length: String(Math.min(p.value.length, loaderOptions.rawCapBytes)),
+          raw_md5: createHash("md5").update(p.value.subarray(0, loaderOptions.rawCapBytes)).digest("hex").toUpperCase(),
+          error_code: null,
+          target_table: "",
+        }))
+        .sort((a, b) => a.partition - b.partition || Number(a.offset_text) - Number(b.offset_text));
+      assert.deepEqual(await deadLettersIn(day.ranges), expected, "each poison is a dead letter exactly once, where the producer put it, with its reason and its raw bytes (capped)");
+
+      assert.equal(loaderPid(ctx), pidBefore, "the same loader process counted them");
+      const metricsAfter = await loaderMetricsText(ctx.config);
+      for (const reason of ["not_json", "invalid_utf8", "not_object", "too_large"]) {
+        const counted = metricValue(metricsAfter, "loader_dead_letters_total", { reason }) - metricValue(metricsBefore, "loader_dead_letters_total", { reason });
+        assert.equal(counted, 1, `loader_dead_letters_total{reason="${reason}"} counted its poison once`);
+      }
+    } finally {
+      await producer.disconnect();
+    }
+  });
+
+  it("ClickHouse ch2 frozen (SIGSTOP) 17 s while the loader inserts the day: success once it resumes, nothing lost or doubled", async () => {
+    const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
+    let held: OffsetSample | undefined;
+    let lagWhileFrozen = Number.NaN;
+    await playDay(`SIGSTOP ${node}`, 0, async ({ untilProduced, watch }) => {
+      await untilProduced();
+      const pid = ctx.supervisor.runningPid(`clickhouse-${node}`);
+      assert.ok(pid !== undefined, `clickhouse-${node} runs (pid file under ${ctx.paths.root})`);
+      process.kill(pid, "SIGSTOP");
+      const frozenAt = Date.now();
+      try {
+        await sleep(17_000);
+        held = watch.latest();
+        lagWhileFrozen = metricValue(await loaderMetricsText(ctx.config), "loader_consumer_lag", { topic: HITS_TOPIC.name });
+      } finally {
+        process.kill(pid, "SIGCONT");
+        console.log(`${node} frozen ${((Date.now() - frozenAt) / 1000).toFixed(1)} s`);
+      }
+    });
+    assert.ok(held !== undefined && total(held.committed) < total(held.ends), `the freeze held the loader: committed ${show(held?.committed ?? new Map())} of ${show(held?.ends ?? new Map())}`);
+    assert.ok(lagWhileFrozen > 0, `/metrics showed the lag while ${node} was frozen: loader_consumer_lag ${lagWhileFrozen}`);
+  });
+
+  it("the loader SIGKILLed mid-batch and started again: the run waits it out, commits never go back, the day lands once", async () => {
+    const pidBefore = loaderPid(ctx);
+    assert.ok(pidBefore !== undefined, "the loader service runs");
+    let atKill: OffsetSample | undefined;
+    let uncommittedAtKill = 0;
+    try {
+      let runId = "";
+      const day = await playDay("SIGKILL loader", 0, async ({ untilProduced, watch, before, runId: id }) => {
+        runId = id;
+        await untilProduced();
+        await untilInsertedNotCommitted(watch, before);
+        process.kill(pidBefore, "SIGKILL");
+        const killedAt = Date.now();
+        atKill = await watch.until("a sample after the kill", (s) => s.at > killedAt, 10_000);
+        await sleep(500); // an INSERT the server had whole when the client died may still finish
+        const above = [...atKill.committed].map(([partition, from]) => ({ partition, from, to: Number.MAX_SAFE_INTEGER }));
+        uncommittedAtKill = await stgOffsetsIn(above);
+        await ensureLoader(ctx); // what `stand up` does for a loader that is not running
+        console.log(
+          `loader killed at committed ${show(atKill.committed)} of ends ${show(atKill.ends)}, ${uncommittedAtKill} messages in stg above it; ` +
+            `started again as pid ${loaderPid(ctx)} after ${((Date.now() - killedAt) / 1000).toFixed(1)} s`,
+        );
+      });
+      // what the step's wait said about the loader while the new process rejoined its groups
+      const said = (await taskLog("world_next_day", runId, "wait_for_hits")).split("\n").filter((l) => l.includes("loader pid"));
+      console.log(`wait_for_hits while the loader restarted:\n  ${said.join("\n  ")}`);
+      assert.ok(atKill !== undefined);
+      assert.notEqual(loaderPid(ctx), pidBefore, "a new loader process finished the day");
+      assert.ok(total(atKill.committed) < total(day.watch.latest().ends), "the kill left part of the day to the restarted loader");
+      // what the killed loader had committed was placed: every offset below it is in stg
+      const committedRanges = day.ranges.map((r) => ({ ...r, to: atKill?.committed.get(r.partition) ?? r.from }));
+      assert.equal(await stgOffsetsIn(committedRanges), total(atKill.committed) - day.ranges.reduce((n, r) => n + r.from, 0), "the killed loader committed only what it had placed");
+      // what it had inserted but not committed was read again from the committed offset and inserted again
+      assert.ok(uncommittedAtKill > 0, "the kill came mid-batch: rows were in stg above the committed offset");
+      assert.ok(day.landing.stgRows - day.landing.stgOffsets >= uncommittedAtKill, `stg holds the replays (at-least-once): ${day.landing.stgRows - day.landing.stgOffsets} ≥ ${uncommittedAtKill}`);
+    } finally {
+      await ensureLoader(ctx);
+      await waitForLoaderConsuming(ctx.config);
+    }
+  });
+});
+
+/** Waits until the loader has inserted rows of the day it has not committed yet (a flush cycle commits after all its tables landed). */
+async function untilInsertedNotCommitted(watch: OffsetWatch, before: Offsets): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const inserted = await stgNextOffsets(before);
+    const readAt = Date.now();
+    // committed read after stg: stg only grows and so do commits, so this pair shows a real gap
+    const { committed } = await watch.until("a sample after the stg read", (s) => s.at > readAt, 10_000);
+    if ([...inserted].some(([p, next]) => next > (committed.get(p) ?? 0))) return;
+    if (Date.now() > deadline) throw new Error(`never caught the loader between an insert and its commit: stg up to ${show(inserted)}, committed ${show(committed)}`);
+  }
+}

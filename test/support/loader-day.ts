@@ -1,0 +1,268 @@
+// Watching the loader while a world step plays a day (test/faults/loader-faults.test.ts): the hits
+// topic's end offsets and the loader group's committed offsets per partition, sampled through the
+// fault so a commit that goes backwards is seen; what one day's offset ranges left in stg, ODS and
+// the dead letters; the loader's /metrics and /health.
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Admin } from "kafkajs";
+import { World, generateDay } from "../../generator/src/day.ts";
+import { DEFAULT_SEED } from "../../generator/src/world.ts";
+import type { StandConfig } from "../../src/config/stand.ts";
+import { loaderHealth } from "../../src/stand/loader-service.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
+import { groupProgress, topicEndOffsets } from "../../tasks/ingest-wait.ts";
+import { withClickHouse } from "./rest-world.ts";
+import { kafkaClient } from "./live-stand.ts";
+
+/** Offsets per partition. */
+export type Offsets = ReadonlyMap<number, number>;
+
+export function total(offsets: Offsets): number {
+  return [...offsets.values()].reduce((a, b) => a + b, 0);
+}
+
+export function show(offsets: Offsets): string {
+  return [...offsets].sort(([a], [b]) => a - b).map(([p, o]) => `p${p}=${o}`).join(" ");
+}
+
+// ---- what the generator plays ------------------------------------------------------------------
+
+export interface DayExpectation {
+  date: string;
+  valid: number;
+  invalid: number;
+}
+
+/** What the generator plays for counter day `day` (deterministic: the same seed plays the same hits). */
+export function expectedDay(day: number): DayExpectation {
+  const world = new World(DEFAULT_SEED);
+  let hits = generateDay(world, 0);
+  for (let d = 1; d <= day; d++) hits = generateDay(world, d);
+  const invalid = Object.values(hits.counts.invalid).reduce((a, b) => a + b, 0);
+  return { date: hits.date, valid: hits.counts.valid, invalid };
+}
+
+// ---- offsets through a fault -------------------------------------------------------------------
+
+export interface OffsetSample {
+  at: number;
+  /** End offset (high watermark) of every partition of hits. */
+  ends: Offsets;
+  /** What clickstream_hits has committed, per partition. */
+  committed: Offsets;
+}
+
+async function sampleOffsets(admin: Admin): Promise<OffsetSample> {
+  const ends = await topicEndOffsets(admin, HITS_TOPIC.name);
+  const progress = await groupProgress(admin, HITS_TOPIC.name, HITS_CONSUMER_GROUP, ends);
+  return { at: Date.now(), ends, committed: progress.committed };
+}
+
+/**
+ * Samples the hits offsets every `intervalMs` on its own admin connection until stopped, keeping
+ * every sample: `until` waits for a sample that satisfies a condition, `regressions` names every
+ * commit that went below an earlier one.
+ */
+export class OffsetWatch {
+  readonly samples: OffsetSample[] = [];
+  private running = true;
+  private lastError: unknown;
+  private readonly loop: Promise<void>;
+
+  private constructor(
+    private readonly admin: Admin,
+    private readonly intervalMs: number,
+  ) {
+    this.loop = this.run();
+  }
+
+  static async start(intervalMs = 50): Promise<OffsetWatch> {
+    const admin = kafkaClient("loader-faults-watch").admin();
+    await admin.connect();
+    const watch = new OffsetWatch(admin, intervalMs);
+    await watch.until("a first sample", () => true, 30_000);
+    return watch;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        this.samples.push(await sampleOffsets(this.admin));
+        this.lastError = undefined;
+      } catch (err) {
+        this.lastError = err; // the broker is never stopped here; keep trying, say it on timeout
+      }
+      await sleep(this.intervalMs);
+    }
+  }
+
+  latest(): OffsetSample {
+    const sample = this.samples.at(-1);
+    if (!sample) throw new Error("no offset sample yet");
+    return sample;
+  }
+
+  /** The first sample taken from now on that satisfies `ok`. */
+  async until(what: string, ok: (s: OffsetSample) => boolean, timeoutMs: number): Promise<OffsetSample> {
+    const from = this.samples.length;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = this.samples.slice(from).find(ok);
+      if (hit) return hit;
+      if (Date.now() > deadline) {
+        const last = this.samples.at(-1);
+        const state = last ? `ends ${show(last.ends)}, committed ${show(last.committed)}` : "no sample";
+        throw new Error(`offsets never showed ${what} within ${timeoutMs / 1000} s (${state}; last error: ${String(this.lastError)})`);
+      }
+      await sleep(10);
+    }
+  }
+
+  /** Every partition whose committed offset was ever lower than in an earlier sample. */
+  regressions(): string[] {
+    const highest = new Map<number, number>();
+    const found: string[] = [];
+    for (const s of this.samples) {
+      for (const [p, o] of s.committed) {
+        const before = highest.get(p) ?? 0;
+        if (o < before) found.push(`p${p}: committed ${o} after ${before}`);
+        highest.set(p, Math.max(before, o));
+      }
+    }
+    return found;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+    await this.admin.disconnect();
+  }
+}
+
+// ---- what a day's offsets left in ClickHouse ---------------------------------------------------
+
+/** A day's messages in one partition: offsets from … to-1. */
+export interface OffsetRange {
+  partition: number;
+  from: number;
+  to: number;
+}
+
+export function rangesBetween(before: Offsets, after: Offsets): OffsetRange[] {
+  return [...after].sort(([a], [b]) => a - b).map(([partition, to]) => ({ partition, from: before.get(partition) ?? 0, to }));
+}
+
+/** SQL condition: (partition, offset) within one of the ranges; every value is a number we computed. */
+export function inRanges(ranges: readonly OffsetRange[], partitionColumn: string, offsetColumn: string): string {
+  const parts = ranges.map((r) => `(${partitionColumn} = ${r.partition} AND ${offsetColumn} >= ${r.from} AND ${offsetColumn} < ${r.to})`);
+  return parts.length === 0 ? "0" : `(${parts.join(" OR ")})`;
+}
+
+export interface DayLanding {
+  /** ods.event of the date read merged (FINAL), its distinct WatchIDs, ods.event_v, and its rows as stored. */
+  odsFinal: number;
+  odsUnique: number;
+  odsView: number;
+  odsStored: number;
+  /** ods.event_errors rows (FINAL) read from the day's offsets. */
+  errors: number;
+  /** stg.hits_raw rows of the day's offsets, and how many distinct offsets they cover. */
+  stgRows: number;
+  stgOffsets: number;
+  /** stg.dead_letters rows of the day's offsets. */
+  deadLetters: number;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+export async function dayLanding(date: string, ranges: readonly OffsetRange[]): Promise<DayLanding> {
+  if (!DATE.test(date)) throw new Error(`not a date: ${date}`);
+  const hits = inRanges(ranges, "kafka_partition", "kafka_offset");
+  return withClickHouse(async (ch) => {
+    const one = async (sql: string): Promise<number> => Number((await ch.query<{ n: string }>(sql))[0]?.n ?? Number.NaN);
+    return {
+      odsFinal: await one(`SELECT count() AS n FROM ods.event_dist FINAL WHERE EventDate = '${date}'`),
+      odsUnique: await one(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = '${date}'`),
+      odsView: await one(`SELECT count() AS n FROM ods.event_v WHERE EventDate = '${date}'`),
+      odsStored: await one(`SELECT count() AS n FROM ods.event_dist WHERE EventDate = '${date}'`),
+      errors: await one(`SELECT count() AS n FROM ods.event_errors_dist FINAL WHERE kafka_topic = 'hits' AND ${hits}`),
+      stgRows: await one(`SELECT count() AS n FROM stg.hits_raw_dist WHERE kafka_topic = 'hits' AND ${hits}`),
+      stgOffsets: await one(`SELECT uniqExact(kafka_partition, kafka_offset) AS n FROM stg.hits_raw_dist WHERE kafka_topic = 'hits' AND ${hits}`),
+      deadLetters: await one(`SELECT count() AS n FROM stg.dead_letters_dist WHERE topic = 'hits' AND ${inRanges(ranges, "partition", "offset")}`),
+    };
+  });
+}
+
+/** Per partition, one past the highest offset from `from` on that stg.hits_raw holds (what the loader inserted so far). */
+export async function stgNextOffsets(from: Offsets): Promise<Map<number, number>> {
+  const ranges = [...from].map(([partition, offset]) => ({ partition, from: offset, to: Number.MAX_SAFE_INTEGER }));
+  const sql = `SELECT kafka_partition AS p, max(kafka_offset) + 1 AS next FROM stg.hits_raw_dist
+                WHERE kafka_topic = 'hits' AND ${inRanges(ranges, "kafka_partition", "kafka_offset")} GROUP BY p`;
+  const rows = await withClickHouse((ch) => ch.query<{ p: number; next: string }>(sql));
+  return new Map(rows.map((r) => [Number(r.p), Number(r.next)]));
+}
+
+/** How many distinct offsets of the ranges stg.hits_raw holds (each placed message is there at least once). */
+export async function stgOffsetsIn(ranges: readonly OffsetRange[]): Promise<number> {
+  const sql = `SELECT uniqExact(kafka_partition, kafka_offset) AS n FROM stg.hits_raw_dist WHERE kafka_topic = 'hits' AND ${inRanges(ranges, "kafka_partition", "kafka_offset")}`;
+  return withClickHouse(async (ch) => Number((await ch.query<{ n: string }>(sql))[0]?.n ?? Number.NaN));
+}
+
+export interface DeadLetterRow {
+  partition: number;
+  offset_text: string;
+  key: string | null;
+  reason: string;
+  raw_bytes: number;
+  raw_length: string;
+  /** MD5 of the raw bytes kept (hex, upper case): exact without printing 64 KiB in a diff. */
+  raw_md5: string;
+  error_code: number | null;
+  target_table: string;
+}
+
+/** The dead letters of hits within the ranges, in partition and offset order. */
+export async function deadLettersIn(ranges: readonly OffsetRange[]): Promise<DeadLetterRow[]> {
+  return withClickHouse((ch) =>
+    ch.query<DeadLetterRow>(
+      `SELECT partition, toString(offset) AS offset_text, key, reason, raw_bytes, toString(length(raw)) AS raw_length, hex(MD5(raw)) AS raw_md5, error_code, target_table
+         FROM stg.dead_letters_dist WHERE topic = 'hits' AND ${inRanges(ranges, "partition", "offset")} ORDER BY partition, offset`,
+    ),
+  );
+}
+
+// ---- the loader's /metrics and /health -----------------------------------------------------------
+
+export async function loaderMetricsText(config: StandConfig): Promise<string> {
+  const response = await fetch(`http://${config.bind_host}:${config.loader.port}/metrics`, { signal: AbortSignal.timeout(5000) });
+  if (!response.ok) throw new Error(`loader /metrics answered ${response.status}`);
+  return response.text();
+}
+
+/** The sum of a metric's series whose labels include every one given (Prometheus text format). */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const seriesLabels = match[2] ?? "";
+    if (Object.entries(labels).every(([k, v]) => seriesLabels.includes(`${k}="${v}"`))) sum += Number(match[3]);
+  }
+  return sum;
+}
+
+/** Waits until the loader's /health says it consumes (after a restart it first rejoins its groups). */
+export async function waitForLoaderConsuming(config: StandConfig, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  for (;;) {
+    try {
+      const { state } = await loaderHealth(config);
+      if (state === "consuming") return;
+      last = `state ${state}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`the loader did not reach 'consuming' within ${timeoutMs / 1000} s: ${last}`);
+    await sleep(250);
+  }
+}
