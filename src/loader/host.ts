@@ -131,7 +131,8 @@ export class WorldLoader {
           kafka,
           topic: t.topic,
           groupId: t.groupId,
-          consumer: { maxWaitTimeInMs: 100, sessionTimeout: 30_000, heartbeatInterval: 3000 },
+          // a member that died (kill -9) holds its partitions until its session times out: keep that short
+          consumer: { maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 2000 },
           createCore: (commit) =>
             new LoaderCore({ config: this.loaderConfig, inserter, deadLetters, commit, route: t.route, decodeMode: t.decodeMode, metrics: this.metrics }),
         }),

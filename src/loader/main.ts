@@ -82,17 +82,18 @@ async function stopWorld(): Promise<void> {
   }
 }
 
+// The heartbeat has its own timer: a start that waits for a group join (30 s after a crashed
+// member) must not look like a dead service to the tasks waiting on loader.status.
+const heartbeat = setInterval(() => {
+  if (!shuttingDown) void report().catch(() => undefined);
+}, HEARTBEAT_MS);
+
 async function controlLoop(): Promise<void> {
-  let lastBeat = 0;
   let lastProblem = "";
   let lastProblemAt = 0;
   while (!shuttingDown) {
     try {
       await reconcile(await readIngestControl(db));
-      if (Date.now() - lastBeat >= HEARTBEAT_MS) {
-        lastBeat = Date.now();
-        await report();
-      }
       lastProblem = "";
     } catch (err) {
       // Postgres away or the runner's schema not there yet: keep doing what we do, ask again soon (said once a minute)
@@ -134,6 +135,7 @@ const server = createServer((req, res) => {
 async function shutdown(signal: string): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
+  clearInterval(heartbeat);
   logger.info({ signal }, "stopping: flushing what was read, committing, leaving the groups");
   if (world.running) {
     state = "stopping";
