@@ -17,7 +17,7 @@ import { listTransformFiles } from "../../tasks/etl.ts";
 import { readSqlFile } from "../../src/clickhouse/sql-files.ts";
 import { CHECKS_DIR } from "../../src/stand/checks.ts";
 import { ETL_DIR, runTemplateValues } from "../../tasks/etl-sql.ts";
-import { instantFromIsoField } from "../../tasks/orders.ts";
+import { claimBound, instantFromIsoField } from "../../tasks/orders.ts";
 
 const OUR_DDL = ["45-dds-tables.sql", "50-dds-views.sql", "55-dm-tables.sql", "60-dm-views.sql"];
 const PLATFORMS = [platformForVersion("18.16.1"), platformForVersion("25.8.1")];
@@ -75,6 +75,11 @@ async function etlFiles(): Promise<string[]> {
   return [...top, ...layers.flat()];
 }
 
+test("the orders claim is bounded per partition by the end offsets read before it, and claims nothing without them", () => {
+  assert.equal(claimBound(new Map([[1, 7], [0, 68]])), "((kafka_partition = 0 AND kafka_offset < 68) OR (kafka_partition = 1 AND kafka_offset < 7))");
+  assert.equal(claimBound(new Map()), "0");
+});
+
 test("every ETL file renders with the values its task gives, and holds only SELECT or INSERT … SELECT", async () => {
   for (const platform of PLATFORMS) {
     const values: Record<string, string> = {
@@ -85,6 +90,7 @@ test("every ETL file renders with the values its task gives, and holds only SELE
       "orders.verdict": "('')",
       "orders.created_at": instantFromIsoField(platform, "created_at"),
       "orders.updated_at": instantFromIsoField(platform, "updated_at"),
+      "orders.claim_bound": claimBound(new Map([[0, 68]])),
     };
     assert.equal(values["run.date_set"], "('2026-06-01', '2026-06-02')");
     for (const filePath of await etlFiles()) {
