@@ -12,7 +12,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
 import { quoteString } from "../../src/clickhouse/sql.ts";
 import { kafkaBroker, loadStandConfig } from "../../src/config/stand.ts";
-import { HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { WorldTaskError } from "../../src/world/io.ts";
 import { invalidTotal, loadPassport, type Passport, type PassportDay } from "../../src/world/passport.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
@@ -20,6 +20,7 @@ import { dropApplicationDatabases } from "../../tasks/databases.ts";
 import { applyDdlFile, listDdlFiles } from "../../tasks/ddl.ts";
 import { buildGenerator, type GeneratorBuild } from "../../tasks/generator-build.ts";
 import { runGenerator } from "../../tasks/generator-run.ts";
+import { waitForLoaderCommitted } from "../../tasks/ingest-wait.ts";
 import { pullOrdersBatch } from "../../tasks/orders.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
 import { waitForOds } from "../../tasks/wait-for-ods.ts";
@@ -205,10 +206,10 @@ test("the loader lands awkward values, and each hit reaches ODS with its reason"
   await producer.send({ topic: HITS_TOPIC.name, messages });
   await producer.disconnect();
   const marker = "Title IN ('valid', 'missing_id', 'bad_id', 'bad_timestamp', 'bad_event_date', 'unknown_event_type')";
-  const deadline = Date.now() + 60_000;
-  while ((await count(`SELECT count() AS n FROM stg.hits_raw_dist WHERE ${marker}`)) < cases.length && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  // the loader commits once the INSERT returned, i.e. once every view wrote (a row in stg alone says
+  // only that the INSERT began: the stg view writes before the ODS ones)
+  await waitForLoaderCommitted({ ...recordingIo(), topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs: 60_000 });
+  assert.equal(await count(`SELECT count() AS n FROM stg.hits_raw_dist WHERE ${marker}`), cases.length, "each awkward hit landed once");
   const landed = await etl.query<{ Title: string; error_class: string; n: string }>(
     `SELECT Title, error_class, count() AS n FROM ods.event_errors_dist WHERE ${marker} GROUP BY Title, error_class ORDER BY Title`,
   );
