@@ -29,7 +29,11 @@ export interface LoaderStatus {
 export const HEARTBEAT_STALE_MS = 5000;
 
 export function controlPool(config: StandConfig = loadStandConfig()): pg.Pool {
-  return new pg.Pool({ connectionString: postgresUrl(config.postgres.runner_database, config), max: 2 });
+  const pool = new pg.Pool({ connectionString: postgresUrl(config.postgres.runner_database, config), max: 2 });
+  // An idle connection that Postgres drops (a restart) is reported here; unheard, it would crash the
+  // process (the runner, whose world tasks poll through this pool). The next query connects again.
+  pool.on("error", () => undefined);
+  return pool;
 }
 
 export async function readIngestControl(db: pg.Pool): Promise<IngestControl> {
