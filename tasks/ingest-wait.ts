@@ -40,6 +40,18 @@ export async function groupProgress(admin: Admin, topic: string, group: string, 
   return { ends, committed, total, done };
 }
 
+/** The loader's status for a progress line; Postgres away (a restart) is said, not thrown: the wait is on Kafka. */
+async function loaderLine(config: StandConfig | undefined): Promise<string> {
+  const db = controlPool(config);
+  try {
+    return describeLoaderStatus(await readLoaderStatus(db));
+  } catch (err) {
+    return `loader status unreadable (${(err as Error).message})`;
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+}
+
 export interface WaitForCommittedInput extends TaskIo {
   topic: string;
   group: string;
@@ -66,9 +78,7 @@ export async function waitForLoaderCommitted(input: WaitForCommittedInput): Prom
       if (progress.done >= progress.total) return { ...progress, seconds };
       if (Date.now() - lastLog >= 5000 || Date.now() - started >= input.timeoutMs) {
         lastLog = Date.now();
-        const db = controlPool(input.config);
-        const loader = await readLoaderStatus(db).finally(() => db.end());
-        const line = `group ${input.group} committed ${progress.done} of ${progress.total} messages of topic ${input.topic}; ${describeLoaderStatus(loader)}`;
+        const line = `group ${input.group} committed ${progress.done} of ${progress.total} messages of topic ${input.topic}; ${await loaderLine(input.config)}`;
         if (Date.now() - started >= input.timeoutMs) {
           throw new WorldTaskError(
             STEP,
