@@ -24,6 +24,66 @@ export function createPool(connectionString: string, max: number): pg.Pool {
   return new pg.Pool({ connectionString, max, types: typeParsers, application_name: "dag-runner" });
 }
 
+/** Errors that mean "the server is not there right now" (restarting, refusing, starting up). */
+const RECONNECTABLE = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03", "08001", "08006"]);
+
+export function isReconnectable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && RECONNECTABLE.has(code);
+}
+
+export interface Patience {
+  /** How long connect() keeps trying while the server is away, in ms. */
+  patienceMs: number;
+  /** Called on each failed attempt: what failed, attempts so far, ms waited so far. */
+  onRetry: (err: unknown, attempts: number, waitedMs: number) => void;
+}
+
+/**
+ * A pool whose promise-style connect() waits for a restarting server instead of failing at once.
+ * graphile-worker marks a job failed or complete with a connect() whose rejection nobody awaits
+ * (0.17: ECONNREFUSED is not among its retryable codes), so a Postgres restart during a failing
+ * job crashed the whole runner; with this pool those writes wait for the server to come back.
+ */
+class PatientPool extends pg.Pool {
+  constructor(
+    config: pg.PoolConfig,
+    private readonly patience: Patience,
+  ) {
+    super(config);
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
+  override connect(
+    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): Promise<pg.PoolClient> | undefined {
+    if (callback !== undefined) {
+      super.connect(callback);
+      return undefined;
+    }
+    return this.connectPatiently();
+  }
+
+  private async connectPatiently(): Promise<pg.PoolClient> {
+    const started = Date.now();
+    for (let attempts = 1; ; attempts++) {
+      try {
+        return await super.connect();
+      } catch (err) {
+        const waited = Date.now() - started;
+        if (!isReconnectable(err) || this.ending || waited >= this.patience.patienceMs) throw err;
+        this.patience.onRetry(err, attempts, waited);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempts, 2000)));
+      }
+    }
+  }
+}
+
+export function createPatientPool(connectionString: string, max: number, patience: Patience): pg.Pool {
+  return new PatientPool({ connectionString, max, types: typeParsers, application_name: "dag-runner-queue" }, patience);
+}
+
 export function createClient(connectionString: string): pg.Client {
   return new pg.Client({ connectionString, types: typeParsers, application_name: "dag-runner-listen" });
 }

@@ -16,7 +16,7 @@ import { type Logger, pino } from "pino";
 import type { Registry } from "prom-client";
 import { processEnv } from "../config/stand.ts";
 import type { Dag } from "./dag.ts";
-import { createPool, query, statement } from "./db.ts";
+import { createPatientPool, createPool, query, statement } from "./db.ts";
 import type { Engine } from "./engine.ts";
 import { RunnerShutdownError } from "./errors.ts";
 import { runTaskJob } from "./execute-task.ts";
@@ -86,7 +86,7 @@ function graphileLogger(logger: Logger): GraphileLogger {
 
 function buildEngine(options: RunnerOptions, logger: Logger, registry: DagRegistry): { engine: Engine; clearWakeTimers: () => void } {
   const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  // graphile holds one connection for LISTEN and one per busy worker; our handlers need one each
+  // each busy worker's handler needs one or two (a transaction beside a query); the API and loops the rest
   const pool = createPool(options.pgUrl, options.concurrency * 2 + 4);
   pool.on("error", (err) => logger.error({ err }, "idle Postgres connection failed"));
   // a connection that dies while checked out must not crash the process; its query fails instead
@@ -142,6 +142,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const { pool, workerId } = engine;
   const waiters = new RunWaiters(options.pgUrl, logger);
   const { heartbeat, others } = buildLoops(engine, options);
+  const queuePool = createQueuePool(options, logger);
   let graphile: GraphileRunner | undefined;
   let state: "new" | "started" | "stopped" = "new";
 
@@ -151,7 +152,7 @@ export function createRunner(options: RunnerOptions): Runner {
     await runMigrations({ pgPool: pool, logger: graphileLogger(logger) });
     await migrate(pool);
     await syncDags(pool, registry);
-    graphile = await startGraphile(engine, options, graphileLogger(logger));
+    graphile = await startGraphile(engine, queuePool, options, graphileLogger(logger));
     for (const loop of [heartbeat, ...others]) loop.start();
     await waiters.connect();
     logger.info({ workerId, dags: registry.size }, "runner started");
@@ -176,6 +177,7 @@ export function createRunner(options: RunnerOptions): Runner {
       clearWakeTimers();
     }
     await waiters.close();
+    await queuePool.end();
     await pool.end();
     if (wasStarted) logger.info({ workerId }, "runner stopped");
   }
@@ -184,8 +186,23 @@ export function createRunner(options: RunnerOptions): Runner {
   return { ...service, workerId, registry, metrics: engine.metrics.registry, start, stop };
 }
 
-async function startGraphile(engine: Engine, options: RunnerOptions, logger: GraphileLogger): Promise<GraphileRunner> {
-  const pgPool: pg.Pool = engine.pool;
+/** How long graphile's job writes wait for a Postgres that went away before they give up. */
+const QUEUE_PATIENCE_MS = 10 * 60_000;
+
+/** graphile-worker's own pool: its connect() waits for a restarting Postgres (see createPatientPool). */
+function createQueuePool(options: RunnerOptions, logger: Logger): pg.Pool {
+  const pool = createPatientPool(options.pgUrl, options.concurrency + 2, {
+    patienceMs: QUEUE_PATIENCE_MS,
+    onRetry: (err, attempts, waitedMs) => {
+      if (attempts % 5 === 1) logger.warn({ err, attempts, waitedMs }, "job queue: Postgres unreachable; waiting for it before marking jobs done or failed");
+    },
+  });
+  pool.on("error", (err) => logger.error({ err }, "idle Postgres connection of the job queue failed"));
+  pool.on("connect", (client) => client.on("error", (err) => logger.warn({ err }, "Postgres connection of the job queue failed")));
+  return pool;
+}
+
+async function startGraphile(engine: Engine, pgPool: pg.Pool, options: RunnerOptions, logger: GraphileLogger): Promise<GraphileRunner> {
   const events: WorkerEvents = new EventEmitter();
   // graphile locks jobs under its pool's id; the heartbeat publishes it so that, if this process
   // dies, another runner can release those locks (runner.release_dead_workers_jobs)
