@@ -48,13 +48,23 @@ function isHexDigit(c: number | undefined): boolean {
   return c !== undefined && ((c >= ZERO && c <= NINE) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
 }
 
+/** 1 for the bytes a JSON string cannot hold as they are: `"`, `\\` and the control characters. */
+const STRING_SPECIAL = new Uint8Array(256);
+for (let c = 0; c < SPACE; c++) STRING_SPECIAL[c] = 1;
+STRING_SPECIAL[QUOTE] = 1;
+STRING_SPECIAL[BACKSLASH] = 1;
+
 /** Past the closing quote of a string whose opening quote is just before `from`; -1 if invalid. */
 function stringEnd(bytes: Uint8Array, from: number): number {
+  const n = bytes.length;
   let i = from;
-  while (i < bytes.length) {
-    const c = bytes[i] ?? 0;
-    if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH) {
+  while (i < n) {
+    const c = bytes[i] as number;
+    if (STRING_SPECIAL[c] === 0) {
+      i++; // the common case: one table read per byte
+    } else if (c === QUOTE) {
+      return i + 1;
+    } else if (c === BACKSLASH) {
       const e = bytes[i + 1];
       if (e === 0x75 /* u */) {
         if (!(isHexDigit(bytes[i + 2]) && isHexDigit(bytes[i + 3]) && isHexDigit(bytes[i + 4]) && isHexDigit(bytes[i + 5]))) return -1;
@@ -64,10 +74,8 @@ function stringEnd(bytes: Uint8Array, from: number): number {
       } else {
         return -1;
       }
-    } else if (c < SPACE) {
-      return -1; // a raw control character: JSON wants it escaped
     } else {
-      i++;
+      return -1; // a raw control character: JSON wants it escaped
     }
   }
   return -1;
@@ -191,12 +199,13 @@ const HEX = "0123456789abcdef";
 export function writeJsonString(source: Uint8Array, target: Uint8Array, at: number): number {
   let j = at;
   target[j++] = QUOTE;
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i] ?? 0;
-    if (c === QUOTE || c === BACKSLASH) {
+  const n = source.length;
+  for (let i = 0; i < n; i++) {
+    const c = source[i] as number;
+    if (STRING_SPECIAL[c] === 0) {
+      target[j++] = c; // the common case: one table read per byte
+    } else if (c === QUOTE || c === BACKSLASH) {
       target[j++] = BACKSLASH;
-      target[j++] = c;
-    } else if (c >= SPACE) {
       target[j++] = c;
     } else {
       target[j++] = BACKSLASH;
