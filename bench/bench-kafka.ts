@@ -3,6 +3,7 @@
 // the topic's end, waits for a group's members.
 import type { Admin } from "kafkajs";
 import type { TaskIo } from "../src/world/io.ts";
+import { groupProgress } from "../src/loader/group-progress.ts";
 import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
 import { withKafkaAdmin } from "../tasks/kafka-admin.ts";
 import { createTopics, deleteTopics } from "../tasks/topics.ts";
@@ -28,20 +29,6 @@ export async function dropGroups(groups: readonly string[]): Promise<void> {
 
 export async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
   return withKafkaAdmin({}, "ingest-bench", work);
-}
-
-export interface GroupProgress {
-  committed: number;
-  end: number;
-}
-
-/** Sum over partitions of the group's committed offsets and of the topic's end offsets. */
-export async function groupProgress(admin: Admin, groupId: string, topic: string): Promise<GroupProgress> {
-  const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
-  return {
-    committed: (committed?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0),
-    end: ends.reduce((sum, p) => sum + Number(p.high), 0),
-  };
 }
 
 /** Waits until the group is Stable with exactly `members` members; the error says what it saw. */
@@ -84,16 +71,16 @@ export async function waitForDrain(admin: Admin, groupId: string, topic: string,
   const samples: DrainSample[] = [];
   let lastLog = Date.now();
   for (;;) {
-    const progress = await groupProgress(admin, groupId, topic);
+    const progress = await groupProgress(admin, topic, groupId);
     const atMs = performance.now() - startedAt;
-    samples.push({ atMs, committed: progress.committed });
-    if (progress.end > 0 && progress.committed >= progress.end) return { total: progress.end, seconds: atMs / 1000, samples };
+    samples.push({ atMs, committed: progress.done });
+    if (progress.total > 0 && progress.done >= progress.total) return { total: progress.total, seconds: atMs / 1000, samples };
     if (atMs > timeoutMs) {
-      throw new Error(`consumer group ${groupId} committed ${progress.committed} of ${progress.end} messages of ${topic} within ${timeoutMs / 1000} s`);
+      throw new Error(`consumer group ${groupId} committed ${progress.done} of ${progress.total} messages of ${topic} within ${timeoutMs / 1000} s`);
     }
     if (Date.now() - lastLog >= 5000) {
       lastLog = Date.now();
-      console.log(`  waiting for group ${groupId} to commit the end of ${topic}: ${progress.committed} of ${progress.end} after ${(atMs / 1000).toFixed(0)} s`);
+      console.log(`  waiting for group ${groupId} to commit the end of ${topic}: ${progress.done} of ${progress.total} after ${(atMs / 1000).toFixed(0)} s`);
     }
     await sleep(pollMs);
   }

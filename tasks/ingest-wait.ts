@@ -3,42 +3,13 @@
 // insert_distributed_sync = 1, so ODS holds it on both shards by then) or its dead letter stored.
 // So "the group has committed the end offset of every partition" means "everything sent so far is
 // in ClickHouse", with no guess about flush delays and no Stable-group wait.
-import type { Admin } from "kafkajs";
+import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByPartition } from "../src/loader/group-progress.ts";
 import { controlPool, describeLoaderStatus, readLoaderStatus } from "../src/loader/control.ts";
 import type { StandConfig } from "../src/config/stand.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 
 const STEP = "waitForLoaderCommitted";
-
-/** Offsets per partition. */
-export type PartitionOffsets = ReadonlyMap<number, number>;
-
-export interface GroupProgress {
-  /** End offset (high watermark) per partition: the target. */
-  ends: PartitionOffsets;
-  /** Committed offset per partition (0 where the group has none). */
-  committed: PartitionOffsets;
-  /** Messages below the ends, and how many of them are committed. */
-  total: number;
-  done: number;
-}
-
-export async function topicEndOffsets(admin: Admin, topic: string): Promise<Map<number, number>> {
-  return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]));
-}
-
-export async function groupProgress(admin: Admin, topic: string, group: string, ends: PartitionOffsets): Promise<GroupProgress> {
-  const [fetched] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
-  const committed = new Map((fetched?.partitions ?? []).map((p) => [p.partition, Math.max(0, Number(p.offset))]));
-  let total = 0;
-  let done = 0;
-  for (const [partition, end] of ends) {
-    total += end;
-    done += Math.min(end, committed.get(partition) ?? 0);
-  }
-  return { ends, committed, total, done };
-}
 
 /** The loader's status for a progress line; Postgres away (a restart) is said, not thrown: the wait is on Kafka. */
 async function loaderLine(config: StandConfig | undefined): Promise<string> {
@@ -56,7 +27,7 @@ export interface WaitForCommittedInput extends TaskIo {
   topic: string;
   group: string;
   /** Wait for these end offsets; the topic's current ones when omitted. */
-  ends?: PartitionOffsets;
+  ends?: OffsetsByPartition;
   timeoutMs: number;
   config?: StandConfig;
 }

@@ -16,7 +16,8 @@ import { ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../src/world/constants.ts";
 import { WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { readSqlFile, readSqlFragment, runSqlFile, type FileReport } from "../src/clickhouse/sql-files.ts";
 import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, runTemplateValues } from "./etl-sql.ts";
-import { topicEndOffsets, waitForLoaderCommitted, type PartitionOffsets } from "./ingest-wait.ts";
+import { topicEndOffsets, type OffsetsByPartition } from "../src/loader/group-progress.ts";
+import { waitForLoaderCommitted } from "./ingest-wait.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 
 const ORDERS_DIR = path.join(ETL_DIR, "orders");
@@ -62,12 +63,12 @@ export function instantFromIsoField(platform: Platform, field: string): string {
 }
 
 /** kafka_offset below each partition's end: `(p = 0 AND o < 12) OR …`; no partition, nothing to claim. */
-export function claimBound(ends: PartitionOffsets): string {
+export function claimBound(ends: OffsetsByPartition): string {
   const terms = [...ends].sort(([a], [b]) => a - b).map(([p, end]) => `(kafka_partition = ${p} AND kafka_offset < ${end})`);
   return terms.length === 0 ? "0" : `(${terms.join(" OR ")})`;
 }
 
-async function orderTemplateValues(platform: Platform, loadId: string, step: string, ends: PartitionOffsets = new Map()): Promise<Record<string, string>> {
+async function orderTemplateValues(platform: Platform, loadId: string, step: string, ends: OffsetsByPartition = new Map()): Promise<Record<string, string>> {
   if (loadId.trim() === "") throw new WorldTaskError(step, "a load id is required (the orders_ingest run id)");
   return {
     "orders.claim_bound": claimBound(ends),

@@ -24,6 +24,7 @@ import { compileLoaderConfig, type LoaderConfig } from "./config.ts";
 import { TopicLoader } from "./consumer.ts";
 import { ClickHouseDeadLetterSink } from "./dead-letters.ts";
 import { LoaderCore, type SpliceRouter } from "./flush-cycle.ts";
+import { groupProgress, partitionLag } from "./group-progress.ts";
 import { LoaderMetrics } from "./metrics.ts";
 
 export const HITS_LANDING_TABLE = "stg.hits_in";
@@ -173,14 +174,11 @@ export class WorldLoader {
       [HITS_TOPIC.name, HITS_CONSUMER_GROUP],
       [ORDERS_TOPIC.name, ORDERS_CONSUMER_GROUP],
     ] as const) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
-      const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Math.max(0, Number(p.offset))]));
-      for (const p of ends) {
-        const end = Number(p.high);
-        const labels = { topic, partition: String(p.partition) };
+      const progress = await groupProgress(admin, topic, group);
+      for (const [partition, end] of progress.ends) {
+        const labels = { topic, partition: String(partition) };
         this.metrics.endOffset.set(labels, end);
-        this.metrics.consumerLag.set(labels, Math.max(0, end - (byPartition.get(p.partition) ?? 0)));
+        this.metrics.consumerLag.set(labels, partitionLag(progress, partition));
       }
     }
   }

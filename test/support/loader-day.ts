@@ -9,7 +9,7 @@ import { DEFAULT_SEED } from "../../generator/src/world.ts";
 import type { StandConfig } from "../../src/config/stand.ts";
 import { loaderHealth } from "../../src/stand/loader-service.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
-import { groupProgress, topicEndOffsets } from "../../tasks/ingest-wait.ts";
+import { groupProgress, topicEndOffsets } from "../../src/loader/group-progress.ts";
 import { withClickHouse } from "./rest-world.ts";
 import { kafkaClient } from "./live-stand.ts";
 
