@@ -14,9 +14,25 @@ export interface RowInserter {
   insertLines(table: string, lines: readonly Buffer[]): Promise<void>;
 }
 
-/** The INSERT body of JSONEachRow lines that carry their newlines. */
-export function jsonEachRowBody(lines: readonly Buffer[]): Buffer {
-  return Buffer.concat(lines);
+/**
+ * The INSERT body of JSONEachRow lines that carry their newlines, as few chunks as the lines allow:
+ * lines written one after another into the same memory (the splice writer's slabs, which never
+ * rewrite a written line) become one view of it, so a 20,000-row batch is sent as a handful of
+ * chunks with no copy, where concatenating it copied every line.
+ */
+export function jsonEachRowChunks(lines: readonly Buffer[]): Buffer[] {
+  const chunks: Buffer[] = [];
+  let run: Buffer | undefined;
+  for (const line of lines) {
+    if (run !== undefined && run.buffer === line.buffer && run.byteOffset + run.length === line.byteOffset) {
+      run = Buffer.from(run.buffer, run.byteOffset, run.length + line.length);
+    } else {
+      if (run !== undefined) chunks.push(run);
+      run = line;
+    }
+  }
+  if (run !== undefined) chunks.push(run);
+  return chunks;
 }
 
 /** A table name as `db.table`, each part quoted. */
@@ -36,13 +52,13 @@ export class ClickHouseRowInserter implements RowInserter {
 
   /** `table` is already qualified and quoted (qualifiedTable). */
   async insertLines(table: string, lines: readonly Buffer[]): Promise<void> {
-    await execInsert(this.client, `INSERT INTO ${table} FORMAT JSONEachRow`, jsonEachRowBody(lines), { ...STRICT_INPUT, ...this.settings });
+    await execInsert(this.client, `INSERT INTO ${table} FORMAT JSONEachRow`, jsonEachRowChunks(lines), { ...STRICT_INPUT, ...this.settings });
   }
 }
 
 /** Runs `INSERT … FORMAT …` with a prebuilt body; resolves once the server accepted all of it. */
-async function execInsert(client: ClickHouseClient, query: string, body: Buffer, settings: ClickHouseSettings): Promise<void> {
-  const result = await client.exec({ query, values: Readable.from([body], { objectMode: false }), clickhouse_settings: settings });
+async function execInsert(client: ClickHouseClient, query: string, body: readonly Buffer[], settings: ClickHouseSettings): Promise<void> {
+  const result = await client.exec({ query, values: Readable.from(body, { objectMode: false }), clickhouse_settings: settings });
   // The answer to an INSERT is empty; read it to the end so the socket goes back to the pool.
   for await (const _chunk of result.stream) {
     // nothing to read
@@ -70,5 +86,5 @@ export function escapeTsvBytes(bytes: Buffer): Buffer {
 /** Sends a prebuilt TabSeparated body into `table` (qualified and quoted) with its (quoted) columns. */
 export async function insertTsv(client: ClickHouseClient, table: string, columns: readonly string[], body: Buffer): Promise<void> {
   if (columns.length === 0) throw new Error("insertTsv needs at least one column");
-  await execInsert(client, `INSERT INTO ${table} (${columns.join(", ")}) FORMAT TabSeparated`, body, STRICT_INPUT);
+  await execInsert(client, `INSERT INTO ${table} (${columns.join(", ")}) FORMAT TabSeparated`, [body], STRICT_INPUT);
 }

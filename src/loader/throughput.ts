@@ -3,7 +3,7 @@
 // build each INSERT body, against an inserter that keeps the body and sends nothing. Kafka
 // fetching and the HTTP send are not in it. For bench/ and for comparing decode modes.
 import { Registry } from "prom-client";
-import { jsonEachRowBody, type RowInserter } from "./clickhouse-sink.ts";
+import { jsonEachRowChunks, type RowInserter } from "./clickhouse-sink.ts";
 import { compileLoaderConfig, type LoaderConfigInput } from "./config.ts";
 import type { DecodeMode } from "./decode.ts";
 import { LoaderCore } from "./flush-cycle.ts";
@@ -52,7 +52,7 @@ async function runMessages(options: ThroughputOptions, count: number): Promise<R
   const totals: RunTotals = { rowsLanded: 0, deadLetters: 0, valueBytes: 0, bodyBytes: 0 };
   const inserter: RowInserter = {
     insertLines: (_table, lines) => {
-      totals.bodyBytes += jsonEachRowBody(lines).length;
+      for (const chunk of jsonEachRowChunks(lines)) totals.bodyBytes += chunk.length;
       return Promise.resolve();
     },
   };
