@@ -4,9 +4,11 @@
 // letter for its data (it never should: every field is a String or a number we produce), the letter
 // is dropped and counted by reason rather than holding its partition for ever.
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import type { ClickHouseClient } from "@clickhouse/client";
 import { quoteIdentifier } from "../clickhouse/sql.ts";
-import { renderTemplate } from "../clickhouse/sql-template.ts";
+import { splitSqlStatements } from "../clickhouse/sql-statements.ts";
+import { DDL_DIR } from "../world/constants.ts";
 import { escapeTsvBytes, insertTsv } from "./clickhouse-sink.ts";
 import type { MessageSource } from "./types.ts";
 
@@ -27,11 +29,27 @@ export interface DeadLetterSink {
   write(letters: readonly DeadLetter[]): Promise<void>;
 }
 
-const DDL_FILE = new URL("./sql/dead-letters.sql", import.meta.url);
+/** Where the world's dead-letter table is defined: its columns are the one definition of a dead letter. */
+const WORLD_DDL_FILE = path.join(DDL_DIR, "10-stg-tables.sql");
+const WORLD_STATEMENT = /^CREATE TABLE IF NOT EXISTS stg\.dead_letters ON CLUSTER /;
 
-/** The dead-letter table's CREATE statement; `engine` defaults to a plain MergeTree (tests, one node). */
-export function deadLetterTableDdl(qualifiedTable: string, engine = "ENGINE = MergeTree PARTITION BY toYYYYMM(dead_at) ORDER BY (topic, partition, offset)"): string {
-  return renderTemplate(readFileSync(DDL_FILE, "utf8"), { table: qualifiedTable, engine }, "src/loader/sql/dead-letters.sql");
+/** The column list, parentheses included, of stg.dead_letters in sql/ddl/10-stg-tables.sql. */
+function worldDeadLetterColumns(): string {
+  const statement = splitSqlStatements(readFileSync(WORLD_DDL_FILE, "utf8")).find((s) => WORLD_STATEMENT.test(s.firstLine));
+  const open = statement?.text.indexOf("\n(") ?? -1;
+  const close = statement?.text.indexOf("\n)", open) ?? -1;
+  if (statement === undefined || open < 0 || close < 0) {
+    throw new Error(`${WORLD_DDL_FILE}: no CREATE TABLE stg.dead_letters statement with its columns between lines "(" and ")"; the loader's dead-letter tables are made from it`);
+  }
+  return statement.text.slice(open + 1, close + 2);
+}
+
+/**
+ * A dead-letter table of the world's columns elsewhere (tests, benchmarks: their own database, one
+ * node); `engine` defaults to a plain MergeTree in the world table's order.
+ */
+export function deadLetterTableDdl(qualifiedTable: string, engine = "ENGINE = MergeTree PARTITION BY toYYYYMM(dead_at) ORDER BY (topic, partition, offset, dead_at)"): string {
+  return `CREATE TABLE IF NOT EXISTS ${qualifiedTable}\n${worldDeadLetterColumns()}\n${engine}`;
 }
 
 export const DEAD_LETTER_COLUMNS = [
