@@ -1,7 +1,7 @@
 // Faults at the loader while world_next_day plays a day, on the test stand (never the user's):
 // poison messages produced into hits in the middle of the day, a ClickHouse node frozen (SIGSTOP)
 // while the loader inserts, the loader service SIGKILLed mid-batch and started again as `stand up`
-// would. Each asserts the run's outcome, the position, that the group committed every message of
+// would, the loader SIGSTOPped past its Kafka session timeout and resumed. Each asserts the run's outcome, the position, that the group committed every message of
 // hits and never went backwards, and that the day is in ODS exactly once: ODS read merged equals its
 // distinct WatchIDs and ods.event_v, equals the generator's valid hits of the date, and together with
 // the day's error rows accounts for every message of the day that is not a poison. stg may hold a
@@ -252,6 +252,33 @@ describe("the loader under faults during world_next_day (test stand)", () => {
       await ensureLoader(ctx);
       await waitForLoaderConsuming(ctx.config);
     }
+  });
+
+  it("the loader frozen (SIGSTOP) past its session timeout mid-batch, then resumed: the same process rejoins and the day lands once", async () => {
+    const pid = loaderPid(ctx);
+    assert.ok(pid !== undefined, "the loader service runs");
+    const freezeMs = 15_000; // the loader's Kafka session timeout is 10 s: the broker drops it from both groups
+    let atFreeze: OffsetSample | undefined;
+    let duringFreeze: OffsetSample | undefined;
+    const day = await playDay("SIGSTOP loader", 0, async ({ untilProduced, watch, before }) => {
+      await untilProduced();
+      await untilInsertedNotCommitted(watch, before);
+      process.kill(pid, "SIGSTOP");
+      const frozenAt = Date.now();
+      try {
+        atFreeze = await watch.until("a sample after the freeze", (s) => s.at > frozenAt + 500, 10_000);
+        await sleep(freezeMs);
+        duringFreeze = watch.latest();
+      } finally {
+        process.kill(pid, "SIGCONT");
+        console.log(`loader frozen ${((Date.now() - frozenAt) / 1000).toFixed(1)} s at committed ${show(atFreeze?.committed ?? new Map())}`);
+      }
+    });
+    assert.ok(atFreeze !== undefined && duringFreeze !== undefined);
+    assert.deepEqual(duringFreeze.committed, atFreeze.committed, "nothing was committed while the loader was frozen");
+    assert.ok(total(atFreeze.committed) < total(day.watch.latest().ends), "the freeze left part of the day to the resumed loader");
+    assert.equal(loaderPid(ctx), pid, "the same loader process finished the day (it was resumed, not restarted)");
+    await waitForLoaderConsuming(ctx.config);
   });
 });
 
