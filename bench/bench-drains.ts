@@ -9,7 +9,7 @@
 //   the Kafka engine  a reader per node, created (new group, so from offset 0) under the name its
 //                     views were made over (bench-clickhouse.ts prepareKafkaEngine): consumption
 //                     starts with every view in place
-import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
+import type { ClickHouseClient } from "@clickhouse/client";
 import { Kafka, logLevel } from "kafkajs";
 import { Registry } from "prom-client";
 import { createNodeClient } from "../src/clickhouse/client.ts";
@@ -20,7 +20,7 @@ import { compileLoaderConfig } from "../src/loader/config.ts";
 import { TopicLoader } from "../src/loader/consumer.ts";
 import { ClickHouseDeadLetterSink } from "../src/loader/dead-letters.ts";
 import { LoaderCore } from "../src/loader/flush-cycle.ts";
-import { HITS_LANDING_TABLE, hitsRouter } from "../src/loader/host.ts";
+import { HITS_LANDING_TABLE, hitsRouter, loaderInsertSettings } from "../src/loader/host.ts";
 import { LoaderMetrics } from "../src/loader/metrics.ts";
 import { benchClickHouse, benchName, benchPlatform, clickhouseCpuMicros, clickhousePids, startKafkaEngine, type KafkaEngineChain } from "./bench-clickhouse.ts";
 import { waitForDrain, withAdmin, type Drain } from "./bench-kafka.ts";
@@ -75,7 +75,7 @@ function qualified(name: string): string {
 export async function drainWithLoader(input: LoaderDrainInput): Promise<DrainResult> {
   const config = loadStandConfig();
   const platform = await benchPlatform();
-  const settings: ClickHouseSettings = { ...platform.syncDistributedInsertSettings(), input_format_skip_unknown_fields: 1 };
+  const settings = loaderInsertSettings(platform);
   const nodes = config.clickhouse.nodes.map((n) => n.name);
   const clients: ClickHouseClient[] = [];
   const byNode = new Map<string, RowInserter>();
