@@ -3,7 +3,8 @@
 //   1 read_position          the guard
 //   2 build_generator        the canonical generator build
 //   3 play_live_day          one live run of day P at conf.speed (60: a model day in 24 minutes)
-//   4 wait_for_hits          the loader placed every message (its committed offsets), and ODS has the day's date
+//   4 wait_for_hits          the loader placed every message (its committed offsets), and ods.event FINAL
+//                            holds exactly the valid hits the generator played for the day
 //   5 send_order_snapshot    snapshot P-1
 //   6 orders_ingest          waiting trigger
 //   7 set_position           world_position := P+1
@@ -11,9 +12,9 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
+import { playedDay, waitForHitsConsumed } from "./support/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { passport, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -40,8 +41,9 @@ export default defineDag({
     await runWorldGenerator(ctx, ["live", "--day", String(position), "--speed", String(ctx.conf.speed)]);
   })
   .task("wait_for_hits", { upstream: ["play_live_day"] }, async (ctx) => {
-    const { position, startDate } = await pinnedPosition(ctx);
-    await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, 1), 12 * MINUTE, requester(ctx));
+    const { position } = await pinnedPosition(ctx);
+    const { seed } = await passport();
+    await waitForHitsConsumed(taskIo(ctx), [playedDay(seed, position)], 12 * MINUTE, requester(ctx));
   })
   .task("send_order_snapshot", { upstream: ["wait_for_hits"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);

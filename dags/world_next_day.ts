@@ -3,7 +3,8 @@
 //   1 read_position          the guard; logs the days to play (P … P+days-1)
 //   2 build_generator        the canonical generator build
 //   3 play_days              one batch run: days P … P+days-1
-//   4 wait_for_hits          the loader placed every message (its committed offsets), and ODS has each new date
+//   4 wait_for_hits          the loader placed every message (its committed offsets), and ods.event FINAL
+//                            holds exactly the valid hits the generator played for each new date
 //   5 send_order_snapshots   snapshots P-1 … P+days-2 (the run that plays day D sends snapshot D-1)
 //   6 orders_ingest          waiting trigger
 //   7 set_position           world_position := P+days (set, never incremented)
@@ -13,9 +14,9 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { counterDates, waitForHitsConsumed } from "./support/hits-consumed.ts";
+import { playedDay, waitForHitsConsumed } from "./support/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { passport, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
@@ -39,8 +40,10 @@ export default defineDag({
     await runWorldGenerator(ctx, ["batch", "--day", String(position), "--days", String(ctx.conf.days)]);
   })
   .task("wait_for_hits", { upstream: ["play_days"] }, async (ctx) => {
-    const { position, startDate } = await pinnedPosition(ctx);
-    await waitForHitsConsumed(taskIo(ctx), counterDates(startDate, position, ctx.conf.days), 12 * MINUTE, requester(ctx));
+    const { position } = await pinnedPosition(ctx);
+    const { seed } = await passport();
+    const days = Array.from({ length: ctx.conf.days }, (_, i) => playedDay(seed, position + i));
+    await waitForHitsConsumed(taskIo(ctx), days, 12 * MINUTE, requester(ctx));
   })
   .task("send_order_snapshots", { upstream: ["wait_for_hits"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);

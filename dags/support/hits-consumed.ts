@@ -1,36 +1,72 @@
 // The step DAGs' wait after playing days beyond the passport (which counts only the starting days):
 // the loader consumes (asked for if it is not), its group clickstream_hits has committed the end
 // offset of every partition of `hits` (it commits only what it placed, and it inserts with
-// insert_distributed_sync = 1, so ODS holds every placed hit on both shards by then), and ODS has
-// rows for every day just played. Not exact like the passport wait: the passport counts only the
-// starting days.
-import { connectClickHouse } from "../../src/clickhouse/client.ts";
+// insert_distributed_sync = 1, so ODS holds every placed hit on both shards by then), and then ODS
+// is checked against the day itself: the generator is deterministic and a day does not depend on
+// the days before it, so the valid hits of each day just played are counted here from the
+// generator's own code with the passport's seed, and ods.event_dist FINAL must hold exactly that
+// many for the date. A commit that got ahead of ODS (a lost insert) makes the step red, naming the
+// date and both numbers, instead of a green run over a short day.
+import { DayRenderer, MAX_HIT_BYTES, World } from "../../generator/src/day.ts";
+import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
+import { quoteString } from "../../src/clickhouse/sql.ts";
 import { ensureConsuming } from "../../src/loader/control.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
-import { WorldTaskError, type TaskIo } from "../../src/world/io.ts";
+import { sleepUnlessAborted, WorldTaskError, type TaskIo } from "../../src/world/io.ts";
 import { waitForLoaderCommitted } from "../../tasks/ingest-wait.ts";
 import { readOdsCounts } from "../../tasks/wait-for-ods.ts";
 
 const STEP = "waitForHitsConsumed";
 
-/** The dates of counter days `fromDay` … `fromDay + days - 1`, day 0 being the passport's start_date. */
-export function counterDates(startDate: string, fromDay: number, days: number): string[] {
-  const start = Date.parse(`${startDate}T00:00:00Z`);
-  return Array.from({ length: days }, (_, i) => new Date(start + (fromDay + i) * 86_400_000).toISOString().slice(0, 10));
+export interface PlayedDay {
+  day: number;
+  date: string;
+  /** Valid hits the generator sends for the day: what ods.event holds for its date. */
+  valid: number;
+  /** Hits sent in all (valid and planted invalid ones). */
+  sent: number;
 }
 
-export async function waitForHitsConsumed(io: TaskIo, dates: readonly string[], timeoutMs = 600_000, requestedBy = "a step DAG"): Promise<void> {
+/** What the canonical generator plays on counter day `day` with `seed`, counted by rendering the day (about 0.2 s). */
+export function playedDay(seed: number, day: number): PlayedDay {
+  const renderer = new DayRenderer(new World(seed), day);
+  const scratch = Buffer.allocUnsafe(MAX_HIT_BYTES);
+  for (let position = 0; position < renderer.total; position++) renderer.write(position, scratch, 0);
+  return { day, date: renderer.date, valid: renderer.counts.valid, sent: renderer.total };
+}
+
+async function validRowsByDate(clickhouse: StandClickHouse, dates: readonly string[]): Promise<Map<string, number>> {
+  const rows = await clickhouse.query<{ d: string; n: string }>(
+    `SELECT toString(EventDate) AS d, count() AS n FROM ods.event_dist FINAL WHERE EventDate IN (${dates.map(quoteString).join(", ")}) GROUP BY EventDate`,
+  );
+  return new Map(rows.map((r) => [r.d, Number(r.n)]));
+}
+
+export async function waitForHitsConsumed(io: TaskIo, days: readonly PlayedDay[], timeoutMs = 600_000, requestedBy = "a step DAG"): Promise<void> {
   await ensureConsuming({ ...io, requestedBy });
   const placed = await waitForLoaderCommitted({ ...io, topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs });
   io.log(`${HITS_CONSUMER_GROUP} placed all ${placed.total} messages of ${HITS_TOPIC.name} after ${placed.seconds.toFixed(1)} s`);
+  const dates = days.map((d) => d.date);
   const clickhouse = connectClickHouse({ account: "etl" });
   try {
-    const perDate = await Promise.all(dates.map(async (d) => ({ date: d, ...(await readOdsCounts(clickhouse, [d])) })));
-    const seen = perDate.map((c) => `${c.date}: ${c.eventRows} events`).join(", ") + `; ${perDate[0]?.errorRows ?? 0} error rows in all`;
-    if (!perDate.every((c) => c.eventRows > 0)) {
-      throw new WorldTaskError(STEP, `every hit was placed, but ODS has no rows for some new date: ${seen}. Did the generator play those days? Dead letters are in stg.dead_letters_dist.`);
+    let seen = await validRowsByDate(clickhouse, dates);
+    const off = () => days.filter((d) => (seen.get(d.date) ?? 0) !== d.valid);
+    if (off().length > 0) {
+      await sleepUnlessAborted(2000, io.signal, STEP); // placed means in ODS; one more look costs nothing
+      seen = await validRowsByDate(clickhouse, dates);
     }
-    io.log(`ODS: ${seen}`);
+    const describe = (d: PlayedDay) => `${d.date}: ${seen.get(d.date) ?? 0} of ${d.valid} valid hits`;
+    const wrong = off();
+    if (wrong.length > 0) {
+      const errors = await readOdsCounts(clickhouse, dates);
+      throw new WorldTaskError(
+        STEP,
+        `the loader placed every message, but ods.event_dist FINAL does not hold the day as the generator played it: ${wrong.map(describe).join(", ")} ` +
+          `(${errors.errorRows} error rows in ods.event_errors_dist). Compare stg.hits_raw_dist for the date with ODS and look at stg.dead_letters_dist ` +
+          "and the loader's log; the world is no longer exact: make rebuild-storage recreates it.",
+      );
+    }
+    io.log(`ODS holds every valid hit played: ${days.map(describe).join(", ")}`);
   } finally {
     await clickhouse.close();
   }
