@@ -1,7 +1,8 @@
 // Faults at the loader while world_next_day plays a day, on the test stand (never the user's):
 // poison messages produced into hits in the middle of the day, a ClickHouse node frozen (SIGSTOP)
 // while the loader inserts, the loader service SIGKILLed mid-batch and started again as `stand up`
-// would, the loader SIGSTOPped past its Kafka session timeout and resumed. Each asserts the run's outcome, the position, that the group committed every message of
+// would, the loader SIGSTOPped past its Kafka session timeout and resumed, ClickHouse ch1 stopped
+// and started again. Each asserts the run's outcome, the position, that the group committed every message of
 // hits and never went backwards, and that the day is in ODS exactly once: ODS read merged equals its
 // distinct WatchIDs and ods.event_v, equals the generator's valid hits of the date, and together with
 // the day's error rows accounts for every message of the day that is not a poison. stg may hold a
@@ -13,7 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Producer } from "kafkajs";
 import { compileLoaderConfig } from "../../src/loader/config.ts";
 import { ensureLoader, loaderPid } from "../../src/stand/loader-service.ts";
-import { standContext, standUp } from "../../src/stand/stand.ts";
+import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
 import {
   dayLanding,
@@ -252,6 +253,42 @@ describe("the loader under faults during world_next_day (test stand)", () => {
       await ensureLoader(ctx);
       await waitForLoaderConsuming(ctx.config);
     }
+  });
+
+  it("ClickHouse ch1 stopped for 10 s while the loader inserts the day, then started: inserts refused, commits held, the day lands once", async () => {
+    const node = ctx.config.clickhouse.nodes[0]?.name ?? "ch1";
+    const service = serviceGroups(ctx).flat().find((s) => s.name === `clickhouse-${node}`);
+    assert.ok(service, `the stand has a service clickhouse-${node}`);
+    const pid = loaderPid(ctx);
+    const failuresBefore = metricValue(await loaderMetricsText(ctx.config), "loader_insert_failures_total");
+    let failuresDuring = Number.NaN;
+    let sinkDownSeen = 0;
+    let atStop: OffsetSample | undefined;
+    let beforeStart: OffsetSample | undefined;
+    await playDay(`${node} stopped`, 0, async ({ untilProduced, watch, before }) => {
+      await untilProduced();
+      await untilInsertedNotCommitted(watch, before);
+      const stoppedAt = Date.now();
+      assert.notEqual(await ctx.supervisor.stop(service.name, service.stopSignal, service.stopGraceMs), "not-running");
+      atStop = watch.latest();
+      const downAt = Date.now(); // a ClickHouse stop takes seconds of its own: count the outage from here
+      try {
+        while (Date.now() - downAt < 10_000) {
+          await sleep(1000);
+          const text = await loaderMetricsText(ctx.config);
+          failuresDuring = metricValue(text, "loader_insert_failures_total");
+          sinkDownSeen = Math.max(sinkDownSeen, metricValue(text, "loader_sink_down"));
+        }
+        beforeStart = watch.latest();
+      } finally {
+        await standUp(ctx);
+        console.log(`${node} stopping took ${((downAt - stoppedAt) / 1000).toFixed(1)} s, then down ${((Date.now() - downAt) / 1000).toFixed(1)} s; insert failures ${failuresDuring - failuresBefore}, loader_sink_down seen ${sinkDownSeen}`);
+      }
+    });
+    assert.ok(failuresDuring > failuresBefore, `the loader counted refused inserts while ${node} was down (loader_insert_failures_total ${failuresBefore} → ${failuresDuring})`);
+    assert.ok(atStop !== undefined && beforeStart !== undefined);
+    assert.ok(total(beforeStart.committed) < total(beforeStart.ends), `commits were held while ${node} was down: committed ${show(beforeStart.committed)} of ${show(beforeStart.ends)}`);
+    assert.equal(loaderPid(ctx), pid, "the same loader process carried on");
   });
 
   it("the loader frozen (SIGSTOP) past its session timeout mid-batch, then resumed: the same process rejoins and the day lands once", async () => {
