@@ -6,7 +6,7 @@
 // flush is bounded by drainTimeoutMs even when an insert hangs, and the consumer always disconnects.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer, ConsumerConfig, EachBatchPayload, Kafka } from "kafkajs";
-import type { LoaderCore } from "./flush-cycle.ts";
+import type { CycleReport, LoaderCore } from "./flush-cycle.ts";
 import type { CommitPoint } from "./offsets.ts";
 import type { TableBackoffState } from "./table-backoff.ts";
 import { partitionKey, type TopicPartition } from "./types.ts";
@@ -28,6 +28,8 @@ export interface TopicLoaderOptions {
   /** How long shutdown may spend flushing before it disconnects anyway. */
   drainTimeoutMs?: number;
   fromBeginning?: boolean;
+  /** Told the outcome of every background flush cycle: its report, or what it threw. */
+  onCycle?: (report: CycleReport | undefined, thrown?: unknown) => void;
 }
 
 export type TopicLoaderState = "created" | "starting" | "running" | "stopping" | "stopped";
@@ -249,8 +251,10 @@ export class TopicLoader {
     try {
       const report = await this.core.runCycle();
       this.lastCycleError = report.commitError;
+      this.options.onCycle?.(report);
     } catch (err) {
       this.lastCycleError = err;
+      this.options.onCycle?.(undefined, err);
     } finally {
       this.cycleRunning = false;
     }
