@@ -86,20 +86,36 @@ async function formatStorageOnce(ctx: StandContext): Promise<void> {
   const k = ctx.paths.kafka;
   if (existsSync(path.join(k.data, "meta.properties"))) return;
   mkdirSync(k.data, { recursive: true });
-  if (!existsSync(k.clusterId)) writeFileSync(k.clusterId, randomUUIDBase64() + "\n");
+  if (!existsSync(k.clusterId)) writeFileSync(k.clusterId, randomKafkaClusterId() + "\n");
   const clusterId = readFileSync(k.clusterId, "utf8").trim();
   ctx.print(`kafka: formatting ${k.data} (cluster id ${clusterId})`);
   try {
-    await execFileAsync("java", [...jvmArgs(ctx), "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", k.config]);
+    await execFileAsync("java", [...jvmArgs(ctx), ...storageFormatArgs(clusterId, k.config)]);
   } catch (err) {
     const e = err as Error & { stderr?: string; stdout?: string };
     throw new Error(`kafka: storage format failed: ${e.stderr ?? ""}${e.stdout ?? ""}${e.message}`, { cause: err });
   }
 }
 
-/** Kafka cluster ids are 16 random bytes in URL-safe base64 without padding (what `random-uuid` prints). */
-function randomUUIDBase64(): string {
-  return Buffer.from(randomUUID().replace(/-/g, ""), "hex").toString("base64url");
+/**
+ * The StorageTool command that formats a KRaft log dir. The id goes as `--cluster-id=<id>`, one
+ * argument: an id that begins with '-' (1 in 64 of random ones, and a file kept from an older stand
+ * may hold one) is otherwise read as an option and refused.
+ */
+export function storageFormatArgs(clusterId: string, configFile: string): string[] {
+  return ["kafka.tools.StorageTool", "format", `--cluster-id=${clusterId}`, "-c", configFile];
+}
+
+/**
+ * Kafka cluster ids are 16 random bytes in URL-safe base64 without padding (what `random-uuid`
+ * prints). Like Kafka's own Uuid.randomUuid, an id that would begin with '-' is drawn again: command
+ * lines read it as an option (a clean-clone CI rehearsal failed at `make up` on one).
+ */
+export function randomKafkaClusterId(): string {
+  for (;;) {
+    const id = Buffer.from(randomUUID().replace(/-/g, ""), "hex").toString("base64url");
+    if (!id.startsWith("-")) return id;
+  }
 }
 
 function jvmArgs(ctx: StandContext): string[] {
