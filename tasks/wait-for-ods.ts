@@ -12,6 +12,8 @@ import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from 
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 
 const STEP = "waitForOds";
+/** ODS counts that stand still this long after every message was placed are final. */
+const STALL_MS = 15_000;
 
 export interface WaitForOdsInput extends TaskIo {
   passport: Passport;
@@ -20,11 +22,13 @@ export interface WaitForOdsInput extends TaskIo {
   timeoutMs?: number;
   pollMs?: number;
   progressEveryMs?: number;
+  /** Fail once the counts stood still this long short of the passport (the loader placed everything). */
+  stallMs?: number;
   config?: StandConfig;
 }
 
 export interface OdsCounts {
-  /** Rows of ods.event_dist whose EventDate is one of the passport dates (replays count until merged). */
+  /** Hits in ods.event_dist FINAL whose EventDate is one of the passport dates (each hit once). */
   eventRows: number;
   /** Rows of ods.event_errors_dist (all of them: an invalid hit may have no readable date). */
   errorRows: number;
@@ -38,7 +42,7 @@ export interface OdsReached extends OdsCounts {
 export async function readOdsCounts(clickhouse: StandClickHouse, dates: readonly string[]): Promise<OdsCounts> {
   const dateList = dates.map(quoteString).join(", ");
   const rows = await clickhouse.query<{ events: string; errors: string }>(
-    `SELECT (SELECT count() FROM ods.event_dist WHERE EventDate IN (${dateList})) AS events,
+    `SELECT (SELECT count() FROM ods.event_dist FINAL WHERE EventDate IN (${dateList})) AS events,
             (SELECT count() FROM ods.event_errors_dist FINAL) AS errors`,
   );
   return { eventRows: Number(rows[0]?.events ?? 0), errorRows: Number(rows[0]?.errors ?? 0) };
@@ -59,6 +63,7 @@ export async function waitForOds(input: WaitForOdsInput): Promise<OdsReached> {
   const started = Date.now();
   let lastProgress = started;
   let counts: OdsCounts = { eventRows: 0, errorRows: 0 };
+  let lastChange = started;
   input.log(`waiting for the loader to place every hit sent, then for ${expected} events of ${dates.join(", ")} in ods.event_dist + ods.event_errors_dist (timeout ${timeoutMs / 1000} s)`);
   const placed = await waitForLoaderCommitted({ ...input, topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs });
   input.log(`the loader placed all ${placed.total} messages of topic ${HITS_TOPIC.name} after ${placed.seconds.toFixed(1)} s`);
@@ -66,16 +71,22 @@ export async function waitForOds(input: WaitForOdsInput): Promise<OdsReached> {
   try {
     for (;;) {
       throwIfAborted(input.signal, STEP);
+      const previous = counts;
       counts = await readOdsCounts(clickhouse, dates);
+      if (counts.eventRows !== previous.eventRows || counts.errorRows !== previous.errorRows) lastChange = Date.now();
       const seconds = (Date.now() - started) / 1000;
       if (counts.eventRows + counts.errorRows >= expected) {
         input.log(`ODS reached the passport after ${seconds.toFixed(1)} s: ${describe(counts, expected, dates)}`);
         return { ...counts, expected, seconds };
       }
-      if (Date.now() - started >= timeoutMs) {
+      // placed means inserted (synchronously, on both shards): counts that stand still short of the
+      // passport for a while will not grow; say so now rather than at the timeout
+      const stalled = Date.now() - lastChange >= (input.stallMs ?? STALL_MS);
+      if (stalled || Date.now() - started >= timeoutMs) {
         throw new WorldTaskError(
           STEP,
-          `ODS did not reach the passport total within ${timeoutMs / 1000} s: saw ${describe(counts, expected, dates)}. ` +
+          `ODS did not reach the passport total ${stalled ? `(no change for ${((Date.now() - lastChange) / 1000).toFixed(0)} s after the loader placed every message)` : `within ${timeoutMs / 1000} s`}: ` +
+            `saw ${describe(counts, expected, dates)} (events counted FINAL: each hit once). ` +
             "The loader placed every message, so hits are missing from the topic: check that the generator sent every day " +
             "and the dead letters (SELECT reason, count() FROM stg.dead_letters_dist GROUP BY reason).",
         );

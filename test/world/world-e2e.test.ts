@@ -132,6 +132,16 @@ test("waitForOds times out naming the counts it saw and the total it expected", 
   });
 });
 
+test("waitForOds fails well before its timeout once the counts stand still short of the passport", async () => {
+  const started = Date.now();
+  await assert.rejects(waitForOds({ ...recordingIo(), passport, days: [0, 1], timeoutMs: 120_000, pollMs: 300, stallMs: 1500 }), (err: unknown) => {
+    assert.ok(err instanceof WorldTaskError);
+    assert.match(err.message, /no change for \d+ s after the loader placed every message/);
+    return true;
+  });
+  assert.ok(Date.now() - started < 30_000, `failed after ${Date.now() - started} ms, not at the 120 s timeout`);
+});
+
 test("replaying day 0 leaves ODS deduplicated: FINAL and uniqExact(WatchID) still equal the passport, each refused hit once", async () => {
   const [clock] = await etl.query<{ t: string }>("SELECT toString(now()) AS t");
   const replayStart = quoteString(clock?.t ?? "");
