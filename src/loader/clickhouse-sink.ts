@@ -22,16 +22,20 @@ export interface RowInserter {
  */
 export function jsonEachRowChunks(lines: readonly Buffer[]): Buffer[] {
   const chunks: Buffer[] = [];
-  let run: Buffer | undefined;
+  // the run being joined: its first line, and where its bytes end (one view is made per run)
+  let first: Buffer | undefined;
+  let end = 0;
+  const close = (run: Buffer) => chunks.push(end === run.byteOffset + run.length ? run : Buffer.from(run.buffer, run.byteOffset, end - run.byteOffset));
   for (const line of lines) {
-    if (run !== undefined && run.buffer === line.buffer && run.byteOffset + run.length === line.byteOffset) {
-      run = Buffer.from(run.buffer, run.byteOffset, run.length + line.length);
-    } else {
-      if (run !== undefined) chunks.push(run);
-      run = line;
+    if (first !== undefined && first.buffer === line.buffer && end === line.byteOffset) {
+      end += line.length;
+      continue;
     }
+    if (first !== undefined) close(first);
+    first = line;
+    end = line.byteOffset + line.length;
   }
-  if (run !== undefined) chunks.push(run);
+  if (first !== undefined) close(first);
   return chunks;
 }
 

@@ -25,8 +25,8 @@ export class CycleLog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Takes the report of a cycle that ran, or the error of one that threw. */
-  cycle(report: CycleReport | undefined, thrown?: unknown): void {
+  /** Takes the report of a cycle that ran, or the error of one that threw (bound: pass it as is). */
+  readonly cycle = (report: CycleReport | undefined, thrown?: unknown): void => {
     const now = this.now();
     if (thrown !== undefined) {
       this.log.warn(`${this.topic}: a flush cycle failed: ${message(thrown)}; the next cycle retries`);
@@ -56,5 +56,5 @@ export class CycleLog {
       this.log.info(`${this.topic}: inserts land again after ${((now - this.heldSince) / 1000).toFixed(1)} s held (${report.rowsLanded} rows in this cycle)`);
       this.heldSince = undefined;
     }
-  }
+  };
 }

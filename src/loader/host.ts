@@ -25,7 +25,7 @@ import { compileLoaderConfig, type LoaderConfig } from "./config.ts";
 import { TopicLoader } from "./consumer.ts";
 import { ClickHouseDeadLetterSink } from "./dead-letters.ts";
 import { CycleLog } from "./cycle-log.ts";
-import { LoaderCore, type CycleReport, type SpliceRouter } from "./flush-cycle.ts";
+import { LoaderCore, type SpliceRouter } from "./flush-cycle.ts";
 import { groupProgress, partitionLag } from "./group-progress.ts";
 import { LoaderMetrics } from "./metrics.ts";
 
@@ -152,10 +152,7 @@ export class WorldLoader {
           consumer: { maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 2000 },
           createCore: (commit) =>
             new LoaderCore({ config: this.loaderConfig, inserter, deadLetters, commit, route: t.route, decodeMode: t.decodeMode, metrics: this.metrics }),
-          onCycle: (() => {
-            const cycles = new CycleLog(t.topic, log);
-            return (report: CycleReport | undefined, thrown?: unknown) => cycles.cycle(report, thrown);
-          })(),
+          onCycle: new CycleLog(t.topic, log).cycle,
         }),
     );
     try {
