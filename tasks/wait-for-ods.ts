@@ -63,10 +63,10 @@ export async function waitForOds(input: WaitForOdsInput): Promise<OdsReached> {
   const started = Date.now();
   let lastProgress = started;
   let counts: OdsCounts = { eventRows: 0, errorRows: 0 };
-  let lastChange = started;
   input.log(`waiting for the loader to place every hit sent, then for ${expected} events of ${dates.join(", ")} in ods.event_dist + ods.event_errors_dist (timeout ${timeoutMs / 1000} s)`);
   const placed = await waitForLoaderCommitted({ ...input, topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs });
   input.log(`the loader placed all ${placed.total} messages of topic ${HITS_TOPIC.name} after ${placed.seconds.toFixed(1)} s`);
+  let lastChange = Date.now(); // a stall counts from here: before the commit, ODS may rightly stand still
   const clickhouse = connectClickHouse({ account: "etl", config: input.config ?? loadStandConfig() });
   try {
     for (;;) {
