@@ -70,7 +70,8 @@ export const standConfigSchema = z
         api_token: z.string().min(8),
         worker_concurrency: z.number().int().min(1).max(64),
         lease_seconds: z.number().int().min(2).max(60),
-        /** Honour armed fail points (runner.fail_points): the test stand's reruns tests only. */
+        /** Honour armed fail and pause points (runner.fail_points, runner.pause_points): the test
+         * stand's fault tests only; refused in the user's stand.yaml (parseStandConfig). */
         fail_points: z.boolean().optional(),
         /** Airflow-style login (POST /auth/token): users and the key that signs their JWTs. */
         auth: z
@@ -94,6 +95,9 @@ export const standConfigSchema = z
         port,
         /** Loader options (src/loader/config.ts): flush limits, message size limit, backoff. */
         options: loaderConfigSchema.optional(),
+        /** Serve /fail-points: pause points a fault test arms to hold a flush cycle at an exact
+         * moment (src/loader/pause-points.ts). The test stand only; refused in stand.yaml. */
+        fail_points: z.boolean().optional(),
       })
       .strict(),
   })
@@ -126,6 +130,12 @@ export function parseStandConfig(text: string, file: string): StandConfig {
       .map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`)
       .join("\n");
     throw new ConfigError(`${file}: invalid stand config:\n${problems}`, file);
+  }
+  if (path.resolve(file) === path.join(repoRoot, "stand.yaml")) {
+    const armed = [result.data.runner.fail_points === true ? "runner.fail_points" : "", result.data.loader.fail_points === true ? "loader.fail_points" : ""].filter(Boolean);
+    if (armed.length > 0) {
+      throw new ConfigError(`${file}: ${armed.join(" and ")}: fail points let a test fail or hold the user's runs and loader at will; they belong in the test stand's config (test/stand.test.yaml), never in stand.yaml`, file);
+    }
   }
   const ports = collectPorts(result.data);
   const dup = ports.find((p, i) => ports.indexOf(p) !== i);

@@ -10,6 +10,7 @@ import type { LoaderConfig } from "./config.ts";
 import type { DeadLetter, DeadLetterSink } from "./dead-letters.ts";
 import { decodeMessageValue, type DecodeMode } from "./decode.ts";
 import type { LoaderMetrics } from "./metrics.ts";
+import type { LoaderPausePoint } from "./pause-points.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
 import { classifyRejection, type Rejection } from "./rejections.ts";
 import { BUDGET_SPENT, insertWithSalvage } from "./salvage.ts";
@@ -32,6 +33,9 @@ export interface LoaderCoreDeps {
   /** Picks each message's target and leading fields (splice.ts). */
   route: SpliceRouter;
   metrics?: LoaderMetrics;
+  /** Pause points (the test stand only, pause-points.ts): awaited before a cycle's first INSERT
+   * and before its commit; resolves at once when none is armed. */
+  pause?: (point: LoaderPausePoint, detail: string) => Promise<void>;
   now?: () => number;
   random?: () => number;
 }
@@ -188,6 +192,9 @@ export class LoaderCore {
     const verdict: CycleVerdict = { succeeded: 0, failedTransient: 0, failedOther: 0 };
     const tables = this.dueTables(started, all, ignoreBackoff);
     report.tables = tables.length;
+    if (tables.length > 0 && this.deps.pause) {
+      await this.deps.pause("before_insert", `${tables.map((t) => `${t}: ${this.buffers.rowCount(t)} rows`).join(", ")}; ${this.pendingDeadLetters.length} dead letters waiting`);
+    }
     const held = new Map<string, Rejection>();
     // Tables flush side by side (the hits landings of two nodes are two servers): each table's
     // buffer, offsets and backoff are its own, and the shared counters only add up.
@@ -201,6 +208,10 @@ export class LoaderCore {
     await this.writeDeadLetters(verdict, report);
     report.gate = this.gate.record(verdict, this.now());
     for (const [table, heldBy] of held) this.backoffs.recordHeld(table, heldBy, this.now());
+    if ((report.rowsLanded > 0 || report.deadLettersWritten > 0) && this.deps.pause) {
+      const points = this.offsets.pendingCommits().map((p) => `p${p.partition}=${p.offset}`);
+      await this.deps.pause("before_commit", `${report.rowsLanded} rows and ${report.deadLettersWritten} dead letters placed; would commit ${points.join(" ") || "nothing"}`);
+    }
     await this.commitPlaced(report);
     this.deps.metrics?.heldRows.set(this.offsets.unplacedCount());
     this.deps.metrics?.flushSeconds.observe((this.now() - started) / 1000);

@@ -28,6 +28,7 @@ import { CycleLog } from "./cycle-log.ts";
 import { LoaderCore, type SpliceRouter } from "./flush-cycle.ts";
 import { groupProgress, partitionLag } from "./group-progress.ts";
 import { LoaderMetrics } from "./metrics.ts";
+import type { PausePoints } from "./pause-points.ts";
 
 export const HITS_LANDING_TABLE = "stg.hits_in";
 export const ORDERS_LANDING_TABLE = "stg.orders_raw_dist";
@@ -98,6 +99,8 @@ export interface WorldLoaderOptions {
   config: StandConfig;
   registry: Registry;
   log: HostLog;
+  /** Pause points armed over HTTP (loader.fail_points: the test stand only). */
+  pausePoints?: PausePoints;
 }
 
 /** The two topic loaders of the world, started and stopped together. */
@@ -121,7 +124,7 @@ export class WorldLoader {
   /** Connects, joins both groups and resolves once each loader has its partitions. */
   async start(): Promise<void> {
     if (this.running) return;
-    const { config, log } = this.options;
+    const { config, log, pausePoints } = this.options;
     const probe = connectClickHouse({ account: "etl", config });
     const platform = await detectPlatform(probe).finally(() => probe.close());
     const settings = loaderInsertSettings(platform);
@@ -151,7 +154,16 @@ export class WorldLoader {
           // a member that died (kill -9) holds its partitions until its session times out: keep that short
           consumer: { maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 2000 },
           createCore: (commit) =>
-            new LoaderCore({ config: this.loaderConfig, inserter, deadLetters, commit, route: t.route, decodeMode: t.decodeMode, metrics: this.metrics }),
+            new LoaderCore({
+              config: this.loaderConfig,
+              inserter,
+              deadLetters,
+              commit,
+              route: t.route,
+              decodeMode: t.decodeMode,
+              metrics: this.metrics,
+              pause: pausePoints && ((point, detail) => pausePoints.hold(point, t.topic, detail)),
+            }),
           onCycle: new CycleLog(t.topic, log).cycle,
         }),
     );
@@ -170,6 +182,7 @@ export class WorldLoader {
 
   /** Flushes what was read, commits, leaves the groups, closes every connection. */
   async stop(): Promise<void> {
+    this.options.pausePoints?.releaseAll(); // a held cycle must not hold the stop
     if (this.lagTimer !== undefined) clearInterval(this.lagTimer);
     this.lagTimer = undefined;
     const loaders = this.loaders;

@@ -10,6 +10,7 @@ import { collectDefaultMetrics, Registry } from "prom-client";
 import { loadStandConfig, loaderListenHost } from "../config/stand.ts";
 import { controlPool, readIngestControl, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
 import { WorldLoader } from "./host.ts";
+import { armPauseBody, PausePoints } from "./pause-points.ts";
 
 const CONTROL_POLL_MS = 250;
 const HEARTBEAT_MS = 1000;
@@ -19,10 +20,12 @@ const config = loadStandConfig();
 const logger = pino({ base: { service: "loader" } });
 const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: "loader_process_" });
+const pausePoints = config.loader.fail_points === true ? new PausePoints() : undefined;
 const world = new WorldLoader({
   config,
   registry,
   log: { info: (l) => logger.info(l), warn: (l) => logger.warn(l), error: (l) => logger.error(l) },
+  pausePoints,
 });
 const db = controlPool(config);
 
@@ -120,8 +123,72 @@ async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.end(JSON.stringify({ status: healthy ? "healthy" : "unhealthy", state, generation, pid: process.pid, detail: state === "consuming" ? world.describe() : detail }));
     return;
   }
-  res.writeHead(404, { "content-type": "application/json" });
-  res.end(JSON.stringify({ detail: `no route ${req.method ?? "?"} ${req.url ?? "?"}; the loader serves GET /health and GET /metrics` }));
+  if (req.url === "/fail-points" || req.url?.startsWith("/fail-points/") === true) {
+    await serveFailPoints(req, res);
+    return;
+  }
+  answer(res, 404, { detail: `no route ${req.method ?? "?"} ${req.url ?? "?"}; the loader serves GET /health and GET /metrics` });
+}
+
+function answer(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+const MAX_CONTROL_BODY = 4096;
+
+/** Reads a small JSON body; undefined (and the answer sent) when it is too large or not JSON. */
+async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_CONTROL_BODY) {
+      answer(res, 413, { detail: `body over ${MAX_CONTROL_BODY} bytes` });
+      return { ok: false };
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown };
+  } catch {
+    answer(res, 400, { detail: "body is not JSON: send {\"point\": \"before_insert\"|\"before_commit\", \"topic\": \"hits\"}" });
+    return { ok: false };
+  }
+}
+
+/** The test stand's pause points (src/loader/pause-points.ts): GET lists them, POST arms one,
+ * POST /fail-points/<id>/release lets its cycle go on. 404 unless loader.fail_points is on. */
+async function serveFailPoints(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!pausePoints) {
+    answer(res, 404, { detail: "fail points are off on this loader (loader.fail_points: the test stand's config only)" });
+    return;
+  }
+  if (req.method === "GET" && req.url === "/fail-points") {
+    answer(res, 200, { points: pausePoints.list() });
+    return;
+  }
+  if (req.method === "POST" && req.url === "/fail-points") {
+    const body = await readJson(req, res);
+    if (!body.ok) return;
+    const parsed = armPauseBody.safeParse(body.value);
+    if (!parsed.success) {
+      answer(res, 400, { detail: parsed.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ") });
+      return;
+    }
+    const armed = pausePoints.arm(parsed.data);
+    logger.warn({ pausePoint: armed }, "pause point armed");
+    answer(res, 201, armed);
+    return;
+  }
+  const release = /^\/fail-points\/(\d{1,9})\/release$/.exec(req.url ?? "");
+  if (req.method === "POST" && release?.[1] !== undefined) {
+    const released = pausePoints.release(Number(release[1]));
+    if (released) logger.warn({ pausePoint: released }, "pause point released");
+    answer(res, released ? 200 : 404, released ?? { detail: `no pause point ${release[1]}` });
+    return;
+  }
+  answer(res, 405, { detail: "fail points: GET /fail-points, POST /fail-points {point, topic}, POST /fail-points/<id>/release" });
 }
 
 const server = createServer((req, res) => {
@@ -136,6 +203,7 @@ async function shutdown(signal: string): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
   clearInterval(heartbeat);
+  pausePoints?.releaseAll();
   logger.info({ signal }, "stopping: flushing what was read, committing, leaving the groups");
   if (world.running) {
     state = "stopping";

@@ -24,8 +24,10 @@ export function createPool(connectionString: string, max: number): pg.Pool {
   return new pg.Pool({ connectionString, max, types: typeParsers, application_name: "dag-runner" });
 }
 
-/** Errors that mean "the server is not there right now" (restarting, refusing, starting up). */
-const RECONNECTABLE = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03", "08001", "08006"]);
+/** Errors that mean "the server is not there right now" (restarting, refusing, starting up), or
+ * that it ended the connection under a statement (admin shutdown, crash, reset): SQLSTATE class 08
+ * and 57P01-57P03, and the socket's own codes. */
+const RECONNECTABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006"]);
 
 export function isReconnectable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
@@ -33,19 +35,62 @@ export function isReconnectable(err: unknown): boolean {
 }
 
 export interface Patience {
-  /** How long connect() keeps trying while the server is away, in ms. */
+  /** How long connect() and a job write keep trying while the server is away, in ms. */
   patienceMs: number;
   /** Called on each failed attempt: what failed, attempts so far, ms waited so far. */
   onRetry: (err: unknown, attempts: number, waitedMs: number) => void;
+  /** Called when a job write lost its connection and is sent again on another one. */
+  onJobWriteRetry?: (err: unknown, statement: string) => void;
 }
 
 /**
- * A pool whose promise-style connect() waits for a restarting server instead of failing at once.
- * graphile-worker marks a job failed or complete with a connect() whose rejection nobody awaits
- * (0.17: ECONNREFUSED is not among its retryable codes), so a Postgres restart during a failing
- * job crashed the whole runner; with this pool those writes wait for the server to come back.
+ * graphile-worker's statements that mark jobs done, failed or returned to the queue, by their
+ * prepared names (`<name>/<schema>`). Each is one statement outside any transaction, and each may
+ * run twice to the same effect: a delete by job id, or an update of rows still locked by this pool.
+ * graphile-worker (0.17 and 0.18 alike) sends them without awaiting them and retries neither a
+ * terminated connection (57P01) nor a lost one, so a Postgres restart under one rejected a promise
+ * nobody held and the runner process exited. test/runner/queue-writes.test.ts checks that the
+ * installed graphile-worker still uses these names.
+ */
+export const JOB_WRITE_STATEMENTS: readonly string[] = [
+  "complete_job",
+  "complete_jobs",
+  "complete_job_q",
+  "fail_job",
+  "fail_jobs",
+  "fail_job_q",
+  "return_job",
+  "return_job_q",
+];
+const JOB_WRITE = new RegExp(`^(${JOB_WRITE_STATEMENTS.join("|")})/`);
+
+/** The statement name of a job write, or undefined for any other query. */
+function jobWriteName(args: readonly unknown[]): string | undefined {
+  if (args.length !== 1) return undefined;
+  const name = (args[0] as { name?: unknown } | null)?.name;
+  return typeof name === "string" && JOB_WRITE.test(name) ? name : undefined;
+}
+
+type QueryFn = (...args: unknown[]) => Promise<pg.QueryResult>;
+
+/** What the queue pool knows of each of its connections. */
+interface ConnectionState {
+  /** The server's last ReadyForQuery said "idle": not inside a transaction. */
+  idle: boolean;
+  /** The connection failed or ended: nothing more can run on it. */
+  lost: boolean;
+}
+
+/**
+ * The job queue's pool. Its promise-style connect() waits for a restarting server instead of
+ * failing at once, and a job write (JOB_WRITE_STATEMENTS) whose connection was lost under it
+ * (terminated by a restart, killed with the server, reset) is sent again on a fresh connection
+ * until it lands or the patience is spent. Only a statement sent outside a transaction is sent
+ * again; any other query fails as pg fails it.
  */
 class PatientPool extends pg.Pool {
+  private readonly states = new WeakMap<pg.PoolClient, ConnectionState>();
+
   constructor(
     config: pg.PoolConfig,
     private readonly patience: Patience,
@@ -62,7 +107,7 @@ class PatientPool extends pg.Pool {
       super.connect(callback);
       return undefined;
     }
-    return this.connectPatiently();
+    return this.connectPatiently().then((client) => this.durable(client));
   }
 
   private async connectPatiently(): Promise<pg.PoolClient> {
@@ -74,10 +119,71 @@ class PatientPool extends pg.Pool {
         const waited = Date.now() - started;
         if (!isReconnectable(err) || this.ending || waited >= this.patience.patienceMs) throw err;
         this.patience.onRetry(err, attempts, waited);
-        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempts, 2000)));
+        await sleep(Math.min(250 * attempts, 2000));
       }
     }
   }
+
+  /** Watches a new connection's state and routes its job writes through writeJob (once per connection). */
+  private durable(client: pg.PoolClient): pg.PoolClient {
+    if (this.states.has(client)) return client;
+    const state: ConnectionState = { idle: true, lost: false };
+    this.states.set(client, state);
+    client.connection.on("readyForQuery", (msg: { status?: string }) => {
+      state.idle = msg.status === "I";
+    });
+    const lost = () => {
+      state.lost = true;
+    };
+    client.on("error", lost);
+    client.on("end", lost);
+    const original = client.query.bind(client) as QueryFn;
+    const routed: QueryFn = (...args) => {
+      const name = jobWriteName(args);
+      return name === undefined ? original(...args) : this.writeJob(state, original, args[0], name);
+    };
+    client.query = routed as typeof client.query;
+    return client;
+  }
+
+  private async writeJob(state: ConnectionState, original: QueryFn, config: unknown, name: string): Promise<pg.QueryResult> {
+    const outsideTransaction = state.idle;
+    try {
+      return await original(config);
+    } catch (err) {
+      if (!outsideTransaction || !(state.lost || isReconnectable(err))) throw err;
+      this.patience.onJobWriteRetry?.(err, name);
+      return this.writeJobElsewhere(config, err);
+    }
+  }
+
+  /** Sends a job write on fresh connections until one answers, for as long as the patience lasts. */
+  private async writeJobElsewhere(config: unknown, first: unknown): Promise<pg.QueryResult> {
+    const started = Date.now();
+    let last = first;
+    for (let attempts = 1; ; attempts++) {
+      const waited = Date.now() - started;
+      if (this.ending || waited >= this.patience.patienceMs) throw last;
+      const client = this.durable(await this.connectPatiently());
+      const state = this.states.get(client);
+      try {
+        const result = await (pg.Client.prototype.query as QueryFn).call(client, config);
+        client.release();
+        return result;
+      } catch (err) {
+        const gone = state?.lost === true || isReconnectable(err);
+        client.release(gone);
+        if (!gone) throw err;
+        last = err;
+        this.patience.onRetry(err, attempts, waited);
+        await sleep(Math.min(250 * attempts, 2000));
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export function createPatientPool(connectionString: string, max: number, patience: Patience): pg.Pool {

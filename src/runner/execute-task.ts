@@ -4,8 +4,8 @@ import type { JobHelpers } from "graphile-worker";
 import type { CallableTask, Dag, TaskResult } from "./dag.ts";
 import type { Engine } from "./engine.ts";
 import { NonRetryableError, RunnerShutdownError, TaskTimeoutError, coerceError } from "./errors.ts";
+import { failPoint, pausePoint } from "./fault-points.ts";
 import { type TrackedTry, addLine } from "./inflight.ts";
-import { queryOne, statement } from "./db.ts";
 import { buildTaskContext } from "./task-context.ts";
 import { type ClaimedTry, type TryResult, claimTaskTry } from "./task-tries.ts";
 import { finishTry } from "./try-results.ts";
@@ -65,9 +65,11 @@ async function executeCallable(engine: Engine, dag: Dag, task: CallableTask, tra
     stopWaiting = () => signal.removeEventListener("abort", onAbort);
   });
   try {
+    await pausePoint(engine, tracked, "before");
     await failPoint(engine, tracked, "before");
     const ctx = buildTaskContext(engine, tracked);
     const result = await Promise.race([Promise.resolve().then(() => task.run(ctx)), aborted]);
+    await pausePoint(engine, tracked, "after");
     await failPoint(engine, tracked, "after");
     return successResult(dag, task, tracked, result);
   } catch (err) {
@@ -76,22 +78,6 @@ async function executeCallable(engine: Engine, dag: Dag, task: CallableTask, tra
     clearTimeout(timer);
     stopWaiting();
   }
-}
-
-const TAKE_FAIL_POINT = statement("take_fail_point", "select runner.take_fail_point($1, $2, $3) as taken");
-
-/** A fail point armed for this task (runner with failPoints only) fails the try, before its
- * function runs or after it succeeded (its work done, its result discarded). */
-async function failPoint(engine: Engine, tracked: TrackedTry, phase: "before" | "after"): Promise<void> {
-  if (!engine.failPoints) return;
-  const { dagId, taskId } = tracked.claim;
-  const row = await queryOne<{ taken: boolean | null }>(engine.pool, TAKE_FAIL_POINT, [dagId, taskId, phase]);
-  if (row?.taken !== true) return;
-  throw new NonRetryableError(
-    phase === "before"
-      ? `fail point: ${dagId}.${taskId} failed before its function ran`
-      : `fail point: ${dagId}.${taskId} failed after its function succeeded (its work is done; clear the task to run it again)`,
-  );
 }
 
 function successResult(dag: Dag, task: CallableTask, tracked: TrackedTry, result: TaskResult): TryResult {

@@ -189,17 +189,26 @@ export function createRunner(options: RunnerOptions): Runner {
 /** How long graphile's job writes wait for a Postgres that went away before they give up. */
 const QUEUE_PATIENCE_MS = 10 * 60_000;
 
-/** graphile-worker's own pool: its connect() waits for a restarting Postgres (see createPatientPool). */
+/** graphile-worker's own pool: its connect() waits for a restarting Postgres, and its job writes
+ * survive a connection Postgres ends under them (see createPatientPool). */
 function createQueuePool(options: RunnerOptions, logger: Logger): pg.Pool {
   const pool = createPatientPool(options.pgUrl, options.concurrency + 2, {
     patienceMs: QUEUE_PATIENCE_MS,
     onRetry: (err, attempts, waitedMs) => {
       if (attempts % 5 === 1) logger.warn({ err, attempts, waitedMs }, "job queue: Postgres unreachable; waiting for it before marking jobs done or failed");
     },
+    onJobWriteRetry: (err, statement) => logger.warn({ err, statement }, "job queue: Postgres ended the connection under a job write; sending it again on a new connection"),
   });
   pool.on("error", (err) => logger.error({ err }, "idle Postgres connection of the job queue failed"));
   pool.on("connect", (client) => client.on("error", (err) => logger.warn({ err }, "Postgres connection of the job queue failed")));
   return pool;
+}
+
+/** The graphile-worker options of the runner's queue (the queue-writes tests run graphile with them). */
+export function graphileWorkerPreset(localQueueSize: number): { localQueue: { size: number }; completeJobBatchDelay: number } {
+  // fetch several ready jobs per query, and complete finished ones in one batch: a job left locked
+  // by a crash is released by the reaper, and stale jobs are refused at claim
+  return { localQueue: { size: localQueueSize > 1 ? localQueueSize : -1 }, completeJobBatchDelay: 0 };
 }
 
 async function startGraphile(engine: Engine, pgPool: pg.Pool, options: RunnerOptions, logger: GraphileLogger): Promise<GraphileRunner> {
@@ -217,14 +226,7 @@ async function startGraphile(engine: Engine, pgPool: pg.Pool, options: RunnerOpt
     logger,
     // abort is ours to send (see stop); graphile's own would come after the same grace
     gracefulShutdownAbortTimeout: (options.shutdownGraceMs ?? 5000) + 1000,
-    preset: {
-      worker: {
-        // fetch several ready jobs per query, and complete finished ones in one batch: a job
-        // left locked by a crash is released by the reaper, and stale jobs are refused at claim
-        localQueue: { size: localQueueSize > 1 ? localQueueSize : -1 },
-        completeJobBatchDelay: 0,
-      },
-    },
+    preset: { worker: graphileWorkerPreset(localQueueSize) },
     taskList: {
       runner_task: (payload, helpers) => runTaskJob(engine, payload, helpers),
       runner_resume: (payload, helpers) => runResumeJob(engine, payload, helpers),

@@ -25,8 +25,9 @@ import {
   OffsetWatch,
   rangesBetween,
   show,
-  stgNextOffsets,
   stgOffsetsIn,
+  armLoaderPause,
+  type LoaderPause,
   total,
   waitForLoaderConsuming,
   type DayLanding,
@@ -48,9 +49,12 @@ interface DayInProgress {
   /** hits' end offsets before the run. */
   before: Offsets;
   watch: OffsetWatch;
-  /** Resolves with the first sample showing the day's messages arriving (ends past `before`). */
-  untilProduced: () => Promise<OffsetSample>;
+  /** The pause point armed for this day, if the test asked for one: the first flush cycle of hits
+   * that reaches it waits there until released (src/loader/pause-points.ts). */
+  pause: LoaderPauseHandle;
 }
+
+type LoaderPauseHandle = Awaited<ReturnType<typeof armLoaderPause>>;
 
 interface PlayedDay {
   ranges: OffsetRange[];
@@ -90,21 +94,22 @@ describe("the loader under faults during world_next_day (test stand)", () => {
    * Plays one day under `fault` and checks what every fault must leave: success, position + 1, the
    * group at the end offsets without ever going backwards, and the day exactly once in ODS.
    */
-  async function playDay(name: string, poisons: number, fault: (day: DayInProgress) => Promise<void>): Promise<PlayedDay> {
+  async function playDay(name: string, poisons: number, pausePoint: LoaderPause["point"], fault: (day: DayInProgress) => Promise<void>): Promise<PlayedDay> {
     const position = Number(await readPositionText());
     const expected = expectedDay(position);
     const watch = await OffsetWatch.start();
     try {
       // what the last test or run sent is placed first, so the day's offsets are the day's alone
       const { ends: before } = await watch.until("the group at the end offsets before the day", (s) => total(s.committed) >= total(s.ends), 60_000);
+      // armed once nothing is left to place: the first cycle of hits to reach it is the day's
+      const pause = await armLoaderPause(ctx.config, pausePoint, HITS_TOPIC.name);
       const started = Date.now();
       const run = await triggerRun("world_next_day", { days: 1 });
-      await fault({
-        runId: run.dag_run_id,
-        before,
-        watch,
-        untilProduced: () => watch.until("the day arriving", (s) => total(s.ends) > total(before), 120_000),
-      });
+      try {
+        await fault({ runId: run.dag_run_id, before, watch, pause });
+      } finally {
+        await pause.release().catch(() => undefined); // a fault that killed the loader took the point with it
+      }
       const finished = await waitForRun("world_next_day", run.dag_run_id, 600);
       const seconds = (Date.now() - started) / 1000;
       const tasks = await taskInstances("world_next_day", run.dag_run_id);
@@ -149,18 +154,21 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     const pidBefore = loaderPid(ctx);
     const metricsBefore = await loaderMetricsText(ctx.config);
     const offsets: number[] = [];
-    let producedAt: OffsetSample | undefined;
+    let heldAt: LoaderPause | undefined;
     try {
-      const day = await playDay("poisons", poisons.length, async ({ untilProduced }) => {
-        producedAt = await untilProduced();
+      // the loader holds the day's first cycle before its INSERT: the poisons go in while the day is
+      // read and not yet placed
+      const day = await playDay("poisons", poisons.length, "before_insert", async ({ pause }) => {
+        heldAt = await pause.reached();
         for (const p of poisons) {
           const [meta] = await producer.send({ topic: HITS_TOPIC.name, acks: -1, messages: [{ partition: p.partition, key: p.key, value: p.value }] });
           assert.ok(meta && meta.partition === p.partition, `the producer answered for partition ${p.partition}`);
           offsets.push(Number(meta.baseOffset));
         }
+        await pause.release();
       });
       const where = poisons.map((p, i) => `${p.reason} p${p.partition}@${offsets[i]} of [${day.ranges[p.partition]?.from}, ${day.ranges[p.partition]?.to})`);
-      console.log(`poisons produced once the ends reached ${show(producedAt?.ends ?? new Map())}: ${where.join(", ")}`);
+      console.log(`poisons produced while the loader held the day's first cycle (${heldAt?.detail ?? "?"}): ${where.join(", ")}`);
 
       const expected = poisons
         .map((p, i) => ({
@@ -192,13 +200,15 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
     let held: OffsetSample | undefined;
     let lagWhileFrozen = Number.NaN;
-    await playDay(`SIGSTOP ${node}`, 0, async ({ untilProduced, watch }) => {
-      await untilProduced();
+    await playDay(`SIGSTOP ${node}`, 0, "before_insert", async ({ pause, watch }) => {
+      // the day's first cycle waits before its INSERT; the node freezes, then the cycle goes on into it
+      await pause.reached();
       const pid = ctx.supervisor.runningPid(`clickhouse-${node}`);
       assert.ok(pid !== undefined, `clickhouse-${node} runs (pid file under ${ctx.paths.root})`);
       process.kill(pid, "SIGSTOP");
       const frozenAt = Date.now();
       try {
+        await pause.release();
         await sleep(17_000);
         held = watch.latest();
         lagWhileFrozen = metricValue(await loaderMetricsText(ctx.config), "loader_consumer_lag", { topic: HITS_TOPIC.name });
@@ -218,14 +228,15 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     let uncommittedAtKill = 0;
     try {
       let runId = "";
-      const day = await playDay("SIGKILL loader", 0, async ({ untilProduced, watch, before, runId: id }) => {
+      // the day's first cycle waits after its INSERTs returned and before its commit: killed there,
+      // the loader leaves rows in stg above the committed offset, which the next process must replay
+      const day = await playDay("SIGKILL loader", 0, "before_commit", async ({ pause, watch, runId: id }) => {
         runId = id;
-        await untilProduced();
-        await untilInsertedNotCommitted(watch, before);
+        const held = await pause.reached();
+        console.log(`loader held before its commit: ${held.detail ?? "?"}`);
         process.kill(pidBefore, "SIGKILL");
         const killedAt = Date.now();
         atKill = await watch.until("a sample after the kill", (s) => s.at > killedAt, 10_000);
-        await sleep(500); // an INSERT the server had whole when the client died may still finish
         const above = [...atKill.committed].map(([partition, from]) => ({ partition, from, to: Number.MAX_SAFE_INTEGER }));
         uncommittedAtKill = await stgOffsetsIn(above);
         await ensureLoader(ctx); // what `stand up` does for a loader that is not running
@@ -244,10 +255,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
       const committedRanges = day.ranges.map((r) => ({ ...r, to: atKill?.committed.get(r.partition) ?? r.from }));
       assert.equal(await stgOffsetsIn(committedRanges), total(atKill.committed) - day.ranges.reduce((n, r) => n + r.from, 0), "the killed loader committed only what it had placed");
       // what it had inserted but not committed was read again from the committed offset and inserted again
-      // The kill is sent once rows are in stg above the committed offset, but the loader's commit for
-      // them can still win the race to the kill (seen once in a CI rehearsal: 0 rows above it). Then
-      // there is nothing to replay, and the day must still be exact (asserted by playDay).
-      if (uncommittedAtKill === 0) console.log("the loader committed its batch just before the kill took effect: nothing to replay");
+      assert.ok(uncommittedAtKill > 0, "the killed loader had inserted rows it never committed (it was held before its commit)");
       assert.ok(day.landing.stgRows - day.landing.stgOffsets >= uncommittedAtKill, `stg holds the replays (at-least-once): ${day.landing.stgRows - day.landing.stgOffsets} ≥ ${uncommittedAtKill}`);
     } finally {
       await ensureLoader(ctx);
@@ -265,15 +273,15 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     let sinkDownSeen = 0;
     let atStop: OffsetSample | undefined;
     let beforeStart: OffsetSample | undefined;
-    await playDay(`${node} killed`, 0, async ({ untilProduced, watch, before }) => {
-      await untilProduced();
-      await untilInsertedNotCommitted(watch, before);
+    await playDay(`${node} killed`, 0, "before_insert", async ({ pause, watch }) => {
+      // the day's first cycle waits before its INSERT; the node dies, then the cycle goes on into it
+      await pause.reached();
       const stoppedAt = Date.now();
-      // SIGKILL: a graceful stop takes 8-10 s, long enough for the loader to finish the day meanwhile
       assert.notEqual(await ctx.supervisor.stop(service.name, "SIGKILL", service.stopGraceMs), "not-running");
       atStop = watch.latest();
       const downAt = Date.now();
       try {
+        await pause.release();
         while (Date.now() - downAt < 10_000) {
           await sleep(1000);
           const text = await loaderMetricsText(ctx.config);
@@ -298,9 +306,10 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     const freezeMs = 15_000; // the loader's Kafka session timeout is 10 s: the broker drops it from both groups
     let atFreeze: OffsetSample | undefined;
     let duringFreeze: OffsetSample | undefined;
-    const day = await playDay("SIGSTOP loader", 0, async ({ untilProduced, watch, before }) => {
-      await untilProduced();
-      await untilInsertedNotCommitted(watch, before);
+    // frozen while its first cycle of the day waits before its commit: the rows are in stg, the
+    // offsets not committed, and the broker drops the member while it sleeps
+    const day = await playDay("SIGSTOP loader", 0, "before_commit", async ({ pause, watch }) => {
+      await pause.reached();
       process.kill(pid, "SIGSTOP");
       const frozenAt = Date.now();
       try {
@@ -311,6 +320,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
         process.kill(pid, "SIGCONT");
         console.log(`loader frozen ${((Date.now() - frozenAt) / 1000).toFixed(1)} s at committed ${show(atFreeze?.committed ?? new Map())}`);
       }
+      await pause.release(); // the held cycle commits into a group that has moved on without it
     });
     assert.ok(atFreeze !== undefined && duringFreeze !== undefined);
     assert.deepEqual(duringFreeze.committed, atFreeze.committed, "nothing was committed while the loader was frozen");
@@ -319,16 +329,3 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     await waitForLoaderConsuming(ctx.config);
   });
 });
-
-/** Waits until the loader has inserted rows of the day it has not committed yet (a flush cycle commits after all its tables landed). */
-async function untilInsertedNotCommitted(watch: OffsetWatch, before: Offsets): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const inserted = await stgNextOffsets(before);
-    const readAt = Date.now();
-    // committed read after stg: stg only grows and so do commits, so this pair shows a real gap
-    const { committed } = await watch.until("a sample after the stg read", (s) => s.at > readAt, 10_000);
-    if ([...inserted].some(([p, next]) => next > (committed.get(p) ?? 0))) return;
-    if (Date.now() > deadline) throw new Error(`never caught the loader between an insert and its commit: stg up to ${show(inserted)}, committed ${show(committed)}`);
-  }
-}

@@ -1,8 +1,10 @@
 // Faults during a world step, on the test stand (never the user's): the runner SIGKILLed mid
 // world_next_day, one ClickHouse node frozen (SIGSTOP) during a step, Kafka stopped during a step,
-// Postgres restarted under a running runner. Each asserts the run's outcome, the position, and that
-// the day landed exactly once in ODS (valid hits after dedup, invalid hits in ods.event_errors), with
-// DDS and DM built for it and unchanged by one more etl_pipeline.
+// Postgres restarted, and killed with -9, at every task boundary of a step under a running runner.
+// Each asserts the run's outcome, the position, and that the day landed exactly once in ODS (valid
+// hits after dedup, invalid hits in ods.event_errors), with DDS and DM built for it and unchanged by
+// one more etl_pipeline. Each fault strikes at its moment by construction: a pause point holds the
+// run (runner.pause_points) or the loader (/fail-points) there until the fault is done.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { World, generateDay } from "../../generator/src/day.ts";
@@ -29,6 +31,9 @@ import {
   waitForRun,
 } from "../support/rest-world.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { armLoaderPause } from "../support/loader-day.ts";
+import { armRunnerPauses, pauseReached, releasePause, releasePauses, type PauseBoundary } from "../support/runner-pauses.ts";
+import { HITS_TOPIC } from "../../src/world/constants.ts";
 
 const quiet = (): undefined => undefined;
 
@@ -129,7 +134,10 @@ describe("faults during a world step (test stand)", () => {
 
   it("the runner SIGKILLed while the step waits for ODS: the step finishes after the restart, with no user action", async () => {
     const ctx = standContext(quiet);
+    // the loader holds the day's first cycle, so wait_for_hits is running and cannot finish yet
+    const loaderPause = await armLoaderPause(ctx.config, "before_insert", HITS_TOPIC.name);
     await stepUnder("SIGKILL runner", async (runId) => {
+      await loaderPause.reached();
       await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
       const pid = runnerPid(ctx);
       assert.ok(pid !== undefined, "the runner service runs");
@@ -138,18 +146,22 @@ describe("faults during a world step (test stand)", () => {
       await new Promise((r) => setTimeout(r, 500));
       await useRunnerService(); // make up would do the same: start the runner again
       console.log(`runner restarted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+      await loaderPause.release();
     });
   });
 
   it("one ClickHouse node frozen (SIGSTOP) for 20 s from set_position on: success once it resumes, the day once", async () => {
     const ctx = standContext(quiet);
     const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
-    await stepUnder(`SIGSTOP ${node}`, async (runId) => {
-      await waitForTask("world_next_day", runId, "set_position", ["running", "success"]);
+    const [pause] = await armRunnerPauses([{ dag: "world_next_day", task: "set_position", phase: "before" }], "step-faults ch2 frozen");
+    assert.ok(pause !== undefined);
+    await stepUnder(`SIGSTOP ${node}`, async () => {
+      await pauseReached(pause);
       const pid = ctx.supervisor.runningPid(`clickhouse-${node}`);
       assert.ok(pid !== undefined, `clickhouse-${node} runs`);
       process.kill(pid, "SIGSTOP");
       try {
+        await releasePause(pause);
         await new Promise((r) => setTimeout(r, 20_000));
       } finally {
         process.kill(pid, "SIGCONT");
@@ -158,33 +170,77 @@ describe("faults during a world step (test stand)", () => {
   });
 
   /** Stops one stand service as make stand-down would (its own stop signal), then starts it again. */
-  async function outage(service: string, seconds: number): Promise<void> {
+  async function outage(service: string, seconds: number, whileDown: () => Promise<unknown> = () => Promise.resolve()): Promise<void> {
     const ctx = standContext(quiet);
     const definition = serviceGroups(ctx).flat().find((s) => s.name === service);
     assert.ok(definition, `the stand has a service ${service}`);
     const stoppedAt = Date.now();
     assert.notEqual(await ctx.supervisor.stop(service, definition.stopSignal, definition.stopGraceMs), "not-running");
+    await whileDown();
     await new Promise((r) => setTimeout(r, seconds * 1000));
     await standUp(ctx);
     console.log(`${service} was down ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s`);
   }
 
   it("Kafka stopped for 10 s while the step waits for ODS: success after backoff, the day once", async () => {
+    const loaderPause = await armLoaderPause(standContext(quiet).config, "before_insert", HITS_TOPIC.name);
     await stepUnder("Kafka stopped", async (runId) => {
+      // the loader holds the day's first cycle, so wait_for_hits is running and cannot finish yet
+      await loaderPause.reached();
       await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
-      await outage("kafka", 10);
+      await outage("kafka", 10, () => loaderPause.release());
     });
   });
 
-  it("Postgres restarted under the running runner during a step: it reconnects, no run or task is lost", async () => {
-    const ctx = standContext(quiet);
-    const pidBefore = runnerPid(ctx);
-    await stepUnder("Postgres restarted", async (runId) => {
-      await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
-      await outage("postgres", 3);
+  /** Every task boundary of a step, in the order a run reaches them: before and after each callable
+   * task of world_next_day and of the child runs it waits for (dq_check's parallel checks aside). */
+  const STEP_BOUNDARIES: PauseBoundary[] = [
+    ["world_next_day", "read_position"],
+    ["world_next_day", "build_generator"],
+    ["world_next_day", "play_days"],
+    ["world_next_day", "wait_for_hits"],
+    ["world_next_day", "send_order_snapshots"],
+    ["orders_ingest", "pull_batch"],
+    ["orders_ingest", "parse_batch"],
+    ["world_next_day", "set_position"],
+    ["dds_transform", "build_dds"],
+    ["dm_transform", "build_dm"],
+    ["dq_check", "measure"],
+  ].flatMap(([dag = "", task = ""]) => (["before", "after"] as const).map((phase) => ({ dag, task, phase })));
+
+  for (const kind of ["restarted", "killed with -9 and started"] as const) {
+    it(`Postgres ${kind} at every task boundary of a step (${STEP_BOUNDARIES.length} times): the same runner process carries on, the step ends green`, async () => {
+      const ctx = standContext(quiet);
+      const definition = serviceGroups(ctx).flat().find((s) => s.name === "postgres");
+      assert.ok(definition, "the stand has a service postgres");
+      const pidBefore = runnerPid(ctx);
+      assert.ok(pidBefore !== undefined, "the runner service runs");
+      const note = `step-faults postgres ${kind}`;
+      const pauses = await armRunnerPauses(STEP_BOUNDARIES, note);
+      const outages: number[] = [];
+      try {
+        await stepUnder(`Postgres ${kind}`, async () => {
+          for (const [i, id] of pauses.entries()) {
+            const held = await pauseReached(id);
+            const at = STEP_BOUNDARIES[i];
+            const downAt = Date.now();
+            const stopped = await ctx.supervisor.stop("postgres", kind === "restarted" ? definition.stopSignal : "SIGKILL", definition.stopGraceMs);
+            assert.notEqual(stopped, "not-running", `Postgres was running at ${at?.dag}.${at?.task} ${at?.phase}`);
+            await standUp(ctx);
+            outages.push(Date.now() - downAt);
+            assert.equal(runnerPid(ctx), pidBefore, `the runner process lived through Postgres ${kind} at ${held.dag_id}.${held.task_id} ${held.phase} (${held.reached_by ?? "?"})`);
+            await releasePause(id);
+          }
+        });
+      } finally {
+        await releasePauses(note);
+      }
+      const sorted = [...outages].sort((a, b) => a - b);
+      console.log(`Postgres ${kind} ${outages.length} times; outage min/median/max ${sorted[0]} / ${sorted[Math.floor(sorted.length / 2)]} / ${sorted.at(-1)} ms`);
+      assert.equal(outages.length, STEP_BOUNDARIES.length, "a fault at every boundary");
+      assert.equal(runnerPid(ctx), pidBefore, "the same runner process carried on (it was not restarted)");
     });
-    assert.equal(runnerPid(ctx), pidBefore, "the same runner process carried on (it was not restarted)");
-  });
+  }
 
   it("world_next_day and world_live_day triggered together: the second waits for the world, each plays its own day", async () => {
     const position = Number(await readPositionText());
@@ -214,12 +270,15 @@ describe("faults during a world step (test stand)", () => {
 
   it("a rebuild started during a live day waits for the day, then builds the canonical world; the day was played once", async () => {
     const position = Number(await readPositionText());
+    const [pause] = await armRunnerPauses([{ dag: "world_live_day", task: "play_live_day", phase: "before" }], "step-faults rebuild during a live day");
+    assert.ok(pause !== undefined);
     const live = await triggerRun("world_live_day", { speed: 5_000 }); // a model day in about 17 s
-    await waitForTask("world_live_day", live.dag_run_id, "play_live_day", ["running"]);
+    await pauseReached(pause); // the live day runs and holds the world
     const rebuild = await triggerRun("world_recreate");
     const waiting = await api.request<DagRunResponse>("GET", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`);
     assert.equal(waiting.state, "queued");
     assert.equal(waiting.waiting_for, `world held by world_live_day/${live.dag_run_id}`);
+    await releasePause(pause);
     const liveDone = await waitForRun("world_live_day", live.dag_run_id, 600);
     assert.equal(liveDone.state, "success");
     const rebuilt = await waitForRun("world_recreate", rebuild.dag_run_id, 600);
@@ -237,20 +296,18 @@ describe("faults during a world step (test stand)", () => {
   });
 
   it("a creation stopped after play_starting_days leaves position 0; the next make up clears the residue and builds the passport's world", async () => {
+    // the creation is held right after play_starting_days, before wait_for_ods: stopped there
+    const note = "step-faults creation stopped";
+    const [pause] = await armRunnerPauses([{ dag: "world_initialize", task: "wait_for_ods", phase: "before" }], note);
+    assert.ok(pause !== undefined);
     const rebuild = await triggerRun("world_recreate");
-    const child = await (async () => {
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const id = (await taskInstances("world_recreate", rebuild.dag_run_id)).get("world_initialize")?.child_dag_run_id;
-        if (id) return id;
-        if (Date.now() > deadline) throw new Error("world_recreate never started world_initialize");
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    })();
-    await waitForTask("world_initialize", child, "play_starting_days", ["success"]);
+    const held = await pauseReached(pause);
+    const child = held.reached_by?.split(" ")[0] ?? "";
+    assert.equal((await taskInstances("world_initialize", child)).get("play_starting_days")?.state, "success");
     const marked = await api.request<DagRunResponse>("PATCH", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`, { body: { state: "failed" } });
     assert.equal(marked.state, "failed");
     assert.equal((await api.request<DagRunResponse>("GET", `api/v2/dags/world_initialize/dagRuns/${child}`)).state, "failed", "the child ended with it");
+    await releasePauses(note);
     assert.equal(await readPositionText(), "0");
     assert.equal((await applicationDatabases()).length, 5, "the stopped creation left its databases");
 

@@ -192,16 +192,6 @@ export async function dayLanding(date: string, ranges: readonly OffsetRange[]): 
   });
 }
 
-/** Per partition, one past the highest offset from `from` on that stg.hits_raw holds (what the loader inserted so far). */
-export async function stgNextOffsets(from: Offsets): Promise<Map<number, number>> {
-  const ranges = [...from].map(([partition, offset]) => ({ partition, from: offset, to: Number.MAX_SAFE_INTEGER }));
-  const sql = `SELECT kafka_partition AS p, max(kafka_offset) + 1 AS next FROM stg.hits_raw_dist
-                WHERE kafka_topic = 'hits' AND ${inRanges(ranges, "kafka_partition", "kafka_offset")} GROUP BY p`;
-  const rows = await withClickHouse((ch) => ch.query<{ p: number; next: string }>(sql));
-  return new Map(rows.map((r) => [Number(r.p), Number(r.next)]));
-}
-
-/** How many distinct offsets of the ranges stg.hits_raw holds (each placed message is there at least once). */
 export async function stgOffsetsIn(ranges: readonly OffsetRange[]): Promise<number> {
   const sql = `SELECT uniqExact(kafka_partition, kafka_offset) AS n FROM stg.hits_raw_dist WHERE kafka_topic = 'hits' AND ${inRanges(ranges, "kafka_partition", "kafka_offset")}`;
   return withClickHouse(async (ch) => Number((await ch.query<{ n: string }>(sql))[0]?.n ?? Number.NaN));
@@ -265,4 +255,50 @@ export async function waitForLoaderConsuming(config: StandConfig, timeoutMs = 12
     if (Date.now() > deadline) throw new Error(`the loader did not reach 'consuming' within ${timeoutMs / 1000} s: ${last}`);
     await sleep(250);
   }
+}
+
+/** A loader pause point as GET /fail-points shows it (src/loader/pause-points.ts). */
+export interface LoaderPause {
+  id: number;
+  point: "before_insert" | "before_commit";
+  topic: string;
+  reachedAt?: string;
+  detail?: string;
+  releasedAt?: string;
+}
+
+async function failPointsRequest<T>(config: StandConfig, method: "GET" | "POST", route: string, body?: unknown): Promise<T> {
+  const response = await fetch(`http://${config.bind_host}:${config.loader.port}${route}`, {
+    method,
+    headers: body === undefined ? undefined : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(5000),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`loader ${method} ${route} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/**
+ * Arms a pause point on the test stand's loader: the next flush cycle of `topic` that reaches
+ * `point` waits there until released. `reached()` resolves once a cycle waits at it (the wait
+ * holds until the test releases it, so the moment cannot pass unseen), and fails, saying so, when
+ * no cycle got there in time; `release()` lets the cycle go on.
+ */
+export async function armLoaderPause(config: StandConfig, point: LoaderPause["point"], topic: string) {
+  const armed = await failPointsRequest<LoaderPause>(config, "POST", "/fail-points", { point, topic, note: "loader fault test" });
+  return {
+    id: armed.id,
+    reached: async (timeoutMs = 120_000): Promise<LoaderPause> => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { points } = await failPointsRequest<{ points: LoaderPause[] }>(config, "GET", "/fail-points");
+        const mine = points.find((p) => p.id === armed.id);
+        if (mine?.reachedAt !== undefined) return mine;
+        if (Date.now() > deadline) throw new Error(`the loader never reached pause point ${armed.id} (${point} on ${topic}) within ${timeoutMs / 1000} s: the fault could not be staged`);
+        await sleep(50);
+      }
+    },
+    release: () => failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${armed.id}/release`),
+  };
 }
