@@ -64,6 +64,8 @@ async function executeCallable(engine: Engine, dag: Dag, task: CallableTask, tra
     signal.addEventListener("abort", onAbort, { once: true });
     stopWaiting = () => signal.removeEventListener("abort", onAbort);
   });
+  // an abort while no race listens yet (a try held at a pause point) must not be an unhandled rejection
+  aborted.catch(() => undefined);
   try {
     await pausePoint(engine, tracked, "before");
     await failPoint(engine, tracked, "before");

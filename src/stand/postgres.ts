@@ -144,6 +144,50 @@ async function ensureDatabases(ctx: StandContext): Promise<void> {
   });
 }
 
+const OLD_SERVER_PATIENCE_MS = 30_000;
+
+/** Pids of processes still running in the data directory (their working directory): a postmaster
+ * and its backends, which outlive a postmaster killed with -9 until they notice it is gone. */
+function processesIn(data: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`) === data) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/**
+ * After a crash (kill -9 of the postmaster) the old server's pid can linger a moment as a zombie and
+ * its backends until they notice the postmaster is gone; a new postmaster started meanwhile refuses
+ * ("lock file postmaster.pid already exists", or its shared memory still in use) and exits. Waits
+ * until the pid in postmaster.pid and every process in the data directory are gone, saying what it
+ * waits for; never removes postmaster.pid itself (postgres does, once its pid is gone).
+ */
+async function waitForOldServer(ctx: StandContext, data: string): Promise<void> {
+  const lockFile = path.join(data, "postmaster.pid");
+  const started = Date.now();
+  let said = 0;
+  for (;;) {
+    const lockPid = existsSync(lockFile) ? Number(readFileSync(lockFile, "utf8").split("\n")[0]) : Number.NaN;
+    const waiting = [...new Set([...(Number.isInteger(lockPid) && existsSync(`/proc/${lockPid}`) ? [lockPid] : []), ...processesIn(data)])];
+    if (waiting.length === 0) return;
+    const waited = Date.now() - started;
+    if (waited > OLD_SERVER_PATIENCE_MS) {
+      throw new Error(`postgres: processes of an earlier server still run in ${data} after ${OLD_SERVER_PATIENCE_MS / 1000} s (pids ${waiting.join(", ")}); a new server cannot start beside them. Look at them with ps -o pid,stat,cmd -p ${waiting.join(",")} and stop them`);
+    }
+    if (waited - said >= 2000) {
+      ctx.print(`postgres: waiting for the earlier server's processes to end (pids ${waiting.join(", ")}; ${(waited / 1000).toFixed(0)} s)`);
+      said = waited;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export function postgresService(ctx: StandContext): ServiceDefinition {
   const config = ctx.config;
   const { log } = ctx.paths.postgres;
@@ -163,6 +207,7 @@ export function postgresService(ctx: StandContext): ServiceDefinition {
       mkdirSync(c.paths.postgres.dir, { recursive: true });
       const data = resolveDataDir(c, user);
       if (!existsSync(path.join(data, "PG_VERSION"))) await initCluster(c, user, data);
+      else await waitForOldServer(c, data);
     },
     launch() {
       const user = postgresOsUser();

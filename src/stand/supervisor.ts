@@ -124,13 +124,30 @@ function signalQuietly(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * True once the process has exited: no /proc entry, a zombie (its files and ports are closed), or a
+ * pid now running another command. A process still tearing itself down has an empty command line
+ * and may still hold its port, so an empty command line does not count as exited.
+ */
+function hasExited(record: PidRecord): boolean {
+  try {
+    const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (state === "Z" || state === "X") return true;
+    const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8");
+    return cmdline.length > 0 && !cmdline.split("\0").join(" ").includes(record.marker);
+  } catch {
+    return true;
+  }
+}
+
 async function waitForExit(record: PidRecord, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!isProcessOurs(record)) return true;
-    await sleep(200);
+    if (hasExited(record)) return true;
+    await sleep(50);
   }
-  return !isProcessOurs(record);
+  return hasExited(record);
 }
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */

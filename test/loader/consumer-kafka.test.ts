@@ -3,7 +3,6 @@
 // every good row lands; a restart resumes from the committed offset with nothing lost or doubled.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Admin, Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ClickHouseRowInserter, qualifiedTable, type RowInserter } from "../../src/loader/clickhouse-sink.ts";
@@ -137,12 +136,19 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
   });
 
   test("stop() while every insert hangs returns within the drain timeout and still leaves the group", async () => {
-    const hanging: RowInserter = { insertLines: () => new Promise<void>(() => undefined) };
+    let entered: () => void = () => undefined;
+    const insertEntered = new Promise<void>((resolve) => (entered = resolve));
+    const hanging: RowInserter = {
+      insertLines: () => {
+        entered();
+        return new Promise<void>(() => undefined);
+      },
+    };
     const stuck = loader(new Registry(), 50, { group: hangingGroupId, inserter: hanging, drainTimeoutMs: 1500 });
     await stuck.start();
     await stuck.joined();
     await waitUntil("the stuck loader to read the topic", () => Promise.resolve(stuck.core.status().unplaced >= 240), () => stuck.describe(), 30_000);
-    await sleep(200); // a flush cycle is now waiting on the hanging insert
+    await insertEntered; // a flush cycle is now waiting on the hanging insert
     const started = Date.now();
     await stuck.stop();
     const took = Date.now() - started;
