@@ -27,6 +27,7 @@ import {
   show,
   stgOffsetsIn,
   armLoaderPause,
+  releaseAllLoaderPauses,
   type LoaderPause,
   total,
   waitForLoaderConsuming,
@@ -71,6 +72,9 @@ describe("the loader under faults during world_next_day (test stand)", () => {
   before(async () => {
     lock = await takeWorldLock();
     stopRunnerService = await useRunnerService();
+    // what an earlier test process that died mid-test left armed would hold this file's days
+    const left = await releaseAllLoaderPauses(ctx.config);
+    if (left > 0) console.log(`released ${left} loader pause points an earlier test left armed`);
     // one world_initialize (make up); a world that is not whole is rebuilt, as the fault suite does
     const up = await runUpCommand(["up"]);
     if (up.code !== 0) {

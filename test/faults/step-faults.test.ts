@@ -31,8 +31,8 @@ import {
   waitForRun,
 } from "../support/rest-world.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
-import { armLoaderPause } from "../support/loader-day.ts";
-import { armRunnerPauses, pauseReached, releasePause, releasePauses, type PauseBoundary } from "../support/runner-pauses.ts";
+import { armLoaderPause, releaseAllLoaderPauses } from "../support/loader-day.ts";
+import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses, type PauseBoundary } from "../support/runner-pauses.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
 
 const quiet = (): undefined => undefined;
@@ -89,6 +89,9 @@ describe("faults during a world step (test stand)", () => {
     lock = await takeWorldLock();
     stopRunnerService = await useRunnerService();
     passport = await loadPassport();
+    // what an earlier test process that died mid-test left armed would hold this file's runs
+    const left = (await releaseAllPauses()) + (await releaseAllLoaderPauses(standContext(quiet).config));
+    if (left > 0) console.log(`released ${left} pause points an earlier test left armed`);
     // the test stand's world is whatever the last test file left: make up refuses a world that is
     // not whole (position without databases, or a catalogue with tables gone), so rebuild it then
     const up = await runUpCommand(["up"]);

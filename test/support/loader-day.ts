@@ -302,3 +302,11 @@ export async function armLoaderPause(config: StandConfig, point: LoaderPause["po
     release: () => failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${armed.id}/release`),
   };
 }
+
+/** Releases every pause point the loader holds or has armed (what a test that died left behind). */
+export async function releaseAllLoaderPauses(config: StandConfig): Promise<number> {
+  const { points } = await failPointsRequest<{ points: LoaderPause[] }>(config, "GET", "/fail-points");
+  const open = points.filter((p) => p.releasedAt === undefined);
+  for (const p of open) await failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${p.id}/release`);
+  return open.length;
+}

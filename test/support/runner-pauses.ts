@@ -64,3 +64,9 @@ export async function releasePause(id: number): Promise<void> {
 export async function releasePauses(note: string): Promise<void> {
   await withRunnerDb((client) => client.query("update runner.pause_points set released_at = now(), reached_at = coalesce(reached_at, now()) where note = $1 and released_at is null", [note]));
 }
+
+/** Releases every pause point still holding or armed: a test process that died mid-test (or a
+ * finally that ran while Postgres was away) leaves its points behind, and a run would wait on them. */
+export async function releaseAllPauses(): Promise<number> {
+  return withRunnerDb(async (client) => (await client.query("update runner.pause_points set released_at = now(), reached_at = coalesce(reached_at, now()) where released_at is null")).rowCount ?? 0);
+}
