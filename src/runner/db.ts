@@ -34,6 +34,32 @@ export function isReconnectable(err: unknown): boolean {
   return typeof code === "string" && RECONNECTABLE.has(code);
 }
 
+/**
+ * Whether an error means the connection went away rather than the statement failing: a server
+ * error (pg's DatabaseError) only with a reconnectable SQLSTATE, any other error (the socket's, or
+ * pg's "connection terminated" which carries no code) always. Classified by type and code, never
+ * by message text.
+ */
+export function isConnectionLoss(err: unknown): boolean {
+  if (err instanceof pg.DatabaseError) return isReconnectable(err);
+  return err instanceof Error && !(err instanceof TypeError) && !(err instanceof RangeError);
+}
+
+/** Runs `work` again while it fails for a lost connection (isConnectionLoss), for up to `patienceMs`;
+ * for single statements that may run twice to the same effect. */
+export async function withConnectionPatience<T>(work: () => Promise<T>, patienceMs: number, onRetry: (err: unknown, attempts: number) => void): Promise<T> {
+  const started = Date.now();
+  for (let attempts = 1; ; attempts++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (!isConnectionLoss(err) || Date.now() - started >= patienceMs) throw err;
+      onRetry(err, attempts);
+      await sleep(Math.min(250 * attempts, 2000));
+    }
+  }
+}
+
 export interface Patience {
   /** How long connect() and a job write keep trying while the server is away, in ms. */
   patienceMs: number;

@@ -13,7 +13,7 @@ import { buildTaskContext } from "./task-context.ts";
 import { queryOne, statement } from "./db.ts";
 import { triesGrantedByClear } from "./operator.ts";
 import { deferToChildRun, appendLogLines, deferToPreviousChild, resumeDeferredTask } from "./task-tries.ts";
-import { finishTry } from "./try-results.ts";
+import { fencedWrite, finishTry } from "./try-results.ts";
 
 export async function deferWaitingTrigger(engine: Engine, task: WaitingTriggerTask, tracked: TrackedTry): Promise<void> {
   const claim = tracked.claim;
@@ -48,18 +48,15 @@ export async function deferWaitingTrigger(engine: Engine, task: WaitingTriggerTa
   }
   const childRunId = newRunId("triggered");
   addLine(tracked, "info", `triggered run ${childRunId} of DAG ${child.dag.id}; deferred until it ends`);
-  const childPk = await deferToChildRun(
-    engine.pool,
-    claim,
-    {
-      dagId: child.dag.id,
-      runId: childRunId,
-      conf: child.conf,
-      tasks: manifestTasks(child.dag),
-      triggeredBy: `dag:${claim.dagId}/${claim.runId}/${claim.taskId}`,
-    },
-    takeLines(tracked),
-  );
+  const lines = takeLines(tracked);
+  const spec = {
+    dagId: child.dag.id,
+    runId: childRunId,
+    conf: child.conf,
+    tasks: manifestTasks(child.dag),
+    triggeredBy: `dag:${claim.dagId}/${claim.runId}/${claim.taskId}`,
+  };
+  const childPk = await fencedWrite(engine, tracked, "deferring to a child run", () => deferToChildRun(engine.pool, claim, spec, lines));
   if (childPk === null) refused(engine, tracked);
 }
 
