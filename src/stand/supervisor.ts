@@ -46,13 +46,25 @@ export class Supervisor {
     }
   }
 
-  /** The live pid of a service we started, or undefined (stale pid files are removed). */
+  /** The live pid of a service we started, or undefined (stale pid files are removed; the file of a
+   * process still exiting is kept until it is gone, see settle). */
   runningPid(service: string): number | undefined {
     const record = this.readPid(service);
     if (!record) return undefined;
     if (isProcessOurs(record)) return record.pid;
-    rmSync(this.pidFile(service), { force: true });
+    if (hasExited(record)) rmSync(this.pidFile(service), { force: true });
     return undefined;
+  }
+
+  /**
+   * Waits while the service's last process is still exiting (killed a moment ago, it may still hold
+   * its port or its lock files), up to `timeoutMs`; a start right after a kill -9 calls this first.
+   */
+  async settle(service: string, timeoutMs = 10_000): Promise<void> {
+    const record = this.readPid(service);
+    if (!record || isProcessOurs(record)) return;
+    await waitForExit(record, timeoutMs);
+    rmSync(this.pidFile(service), { force: true });
   }
 
   start(spec: StartSpec): number {

@@ -111,6 +111,11 @@ describe("the loader under faults during world_next_day (test stand)", () => {
       const run = await triggerRun("world_next_day", { days: 1 });
       try {
         await fault({ runId: run.dag_run_id, before, watch, pause });
+      } catch (err) {
+        // the next test must not start under this run: let it end (or time out) before failing
+        await pause.release().catch(() => undefined);
+        await waitForRun("world_next_day", run.dag_run_id, 600).catch(() => undefined);
+        throw err;
       } finally {
         await pause.release().catch(() => undefined); // a fault that killed the loader took the point with it
       }
