@@ -80,6 +80,16 @@ export class TryNotHolderError extends RunnerError {
 }
 
 /** The database schema is newer than this code knows. */
+/** An applied runner migration is not in the code as it was applied: the runner refuses to start. */
+export class MigrationChangedError extends RunnerError {
+  constructor(readonly file: string, readonly problem: string) {
+    super(
+      `runner migration ${file}: ${problem}. A migration is never edited once applied: restore the file as it was ` +
+        `(git log -p -- ${file}) and put the change in a new migration`,
+    );
+  }
+}
+
 export class SchemaTooNewError extends RunnerError {
   constructor(readonly databaseVersion: number, readonly codeVersion: number) {
     super(

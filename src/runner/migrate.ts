@@ -1,11 +1,14 @@
 // Schema migrations for the runner's `runner` schema: numbered .sql files applied in order, each
 // in its own transaction that records itself first, all under one session advisory lock so two
-// runner processes starting together cannot both apply the same file.
+// runner processes starting together cannot both apply the same file. Each applied file's SHA-256
+// is recorded; a file changed after it was applied (or gone, or renamed) stops the runner, naming
+// it, as Flyway and graphile-migrate do: a shipped migration is never edited, a new one is added.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { createHash } from "node:crypto";
 import type pg from "pg";
-import { SchemaTooNewError } from "./errors.ts";
+import { MigrationChangedError, SchemaTooNewError } from "./errors.ts";
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
 const MIGRATION_LOCK: [number, number] = [7300, 1];
@@ -14,6 +17,15 @@ export interface Migration {
   id: number;
   name: string;
   sql: string;
+}
+
+/** The file a migration comes from, as its error messages name it. */
+export function migrationFile(m: Pick<Migration, "id" | "name">): string {
+  return path.join("src/runner/migrations", `${String(m.id).padStart(6, "0")}_${m.name}.sql`);
+}
+
+export function migrationChecksum(m: Pick<Migration, "sql">): string {
+  return createHash("sha256").update(m.sql).digest("hex");
 }
 
 /** The migrations this code knows, in order. File names: 000001_name.sql. */
@@ -32,7 +44,8 @@ const BOOTSTRAP = `
     id         integer primary key,
     name       text not null,
     applied_at timestamptz not null default now()
-  );`;
+  );
+  alter table runner.migrations add column if not exists checksum text;`;
 
 /** Applies what is missing; returns the ids applied (empty when the schema is current).
  * Throws SchemaTooNewError when the database holds a migration this code does not know. */
@@ -57,12 +70,14 @@ async function applyMissing(client: pg.PoolClient, migrations: Migration[]): Pro
   const codeLatest = migrations.at(-1)?.id ?? 0;
   if (latest > codeLatest) throw new SchemaTooNewError(latest, codeLatest);
 
+  await checkApplied(client, migrations);
+
   const applied: number[] = [];
   for (const migration of migrations.filter((m) => m.id > latest)) {
     await client.query("begin");
     try {
       // the row goes in first: a second process racing past the lock would fail here, not midway
-      await client.query("insert into runner.migrations (id, name) values ($1, $2)", [migration.id, migration.name]);
+      await client.query("insert into runner.migrations (id, name, checksum) values ($1, $2, $3)", [migration.id, migration.name, migrationChecksum(migration)]);
       await client.query(migration.sql);
       await client.query("commit");
     } catch (err) {
@@ -74,4 +89,24 @@ async function applyMissing(client: pg.PoolClient, migrations: Migration[]): Pro
     applied.push(migration.id);
   }
   return applied;
+}
+
+/**
+ * Every applied migration must still be in the code as it was applied: same name, same checksum.
+ * A row without a checksum (applied before checksums were recorded) takes the file's as it is now.
+ */
+async function checkApplied(client: pg.PoolClient, migrations: readonly Migration[]): Promise<void> {
+  const { rows } = await client.query<{ id: number; name: string; checksum: string | null }>("select id, name, checksum from runner.migrations order by id");
+  const byId = new Map(migrations.map((m) => [m.id, m]));
+  for (const row of rows) {
+    const known = byId.get(row.id);
+    if (!known) throw new MigrationChangedError(migrationFile(row), "it was applied to this database and is gone from the code");
+    if (known.name !== row.name) throw new MigrationChangedError(migrationFile(row), `it was applied under this name and the code now calls it ${migrationFile(known)}`);
+    const checksum = migrationChecksum(known);
+    if (row.checksum === null) {
+      await client.query("update runner.migrations set checksum = $2 where id = $1 and checksum is null", [row.id, checksum]);
+    } else if (row.checksum !== checksum) {
+      throw new MigrationChangedError(migrationFile(known), `its text changed after it was applied (sha256 ${row.checksum.slice(0, 12)}… applied, ${checksum.slice(0, 12)}… now)`);
+    }
+  }
 }

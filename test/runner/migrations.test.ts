@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { createPool } from "../../src/runner/db.ts";
-import { SchemaTooNewError } from "../../src/runner/errors.ts";
-import { knownMigrations, migrate } from "../../src/runner/migrate.ts";
+import { MigrationChangedError, SchemaTooNewError } from "../../src/runner/errors.ts";
+import { knownMigrations, migrate, migrationChecksum } from "../../src/runner/migrate.ts";
 import { createRunner } from "../../src/runner/runner.ts";
 import { type TestDatabase, createTestDatabase, silentLogger, withClient } from "../support/runner-db.ts";
 
@@ -72,4 +72,48 @@ describe("runner migrations", () => {
       await runner.stop();
     }
   });
+
+  it("records each applied file's checksum; a database from before checksums takes the files as they are", async () => {
+    const fresh = await createTestDatabase();
+    const pool = createPool(fresh.url, 2);
+    try {
+      await migrate(pool);
+      const recorded = await pool.query<{ id: number; checksum: string }>("select id, checksum from runner.migrations order by id");
+      assert.deepEqual(recorded.rows.map((r) => r.checksum), knownMigrations().map(migrationChecksum));
+      // a database built by code that recorded no checksums
+      await pool.query("update runner.migrations set checksum = null");
+      assert.deepEqual(await migrate(pool), []);
+      const backfilled = await pool.query<{ id: number; checksum: string }>("select id, checksum from runner.migrations order by id");
+      assert.deepEqual(backfilled.rows, recorded.rows, "every checksum backfilled from the files");
+    } finally {
+      await pool.end();
+      await fresh.drop();
+    }
+  });
+
+  for (const [change, edit] of [
+    ["edited", (m: ReturnType<typeof knownMigrations>) => m.map((x, i) => (i === 4 ? { ...x, sql: `${x.sql}\n-- an edit after it shipped\n` } : x))],
+    ["renamed", (m: ReturnType<typeof knownMigrations>) => m.map((x, i) => (i === 4 ? { ...x, name: "renamed_later" } : x))],
+    ["removed", (m: ReturnType<typeof knownMigrations>) => m.filter((_, i) => i !== 4)],
+  ] as const) {
+    it(`an applied migration ${change} in the code: migrate refuses, naming the file`, async () => {
+      const fresh = await createTestDatabase();
+      const pool = createPool(fresh.url, 2);
+      try {
+        await migrate(pool);
+        const target = knownMigrations()[4];
+        assert.ok(target);
+        await assert.rejects(migrate(pool, edit(knownMigrations())), (err: unknown) => {
+          assert.ok(err instanceof MigrationChangedError, String(err));
+          assert.match(err.message, new RegExp(`${String(target.id).padStart(6, "0")}_${target.name}\\.sql`));
+          assert.match(err.message, /new migration/);
+          return true;
+        });
+        assert.deepEqual(await migrate(pool), [], "the files as shipped still pass");
+      } finally {
+        await pool.end();
+        await fresh.drop();
+      }
+    });
+  }
 });
