@@ -260,7 +260,17 @@ export class TopicLoader {
     }
   }
 
+  /**
+   * Commits a cycle's offsets, unless the group was joined again since its rows were read (a
+   * revocation is pending behind the cycle): those partitions restart from the offsets the group
+   * had at the join, so a commit now would be followed by commits of the replayed, lower offsets
+   * (seen with the loader frozen past its session timeout between its INSERTs and its commit). The
+   * rows are read again from the committed offset and placed again (ODS keeps each hit once).
+   */
   private async commit(points: readonly CommitPoint[]): Promise<void> {
+    if (this.revokePending) {
+      throw new Error(`not committed: the group of ${this.options.topic} was joined again since these rows were read; they are read again from the committed offset`);
+    }
     await this.consumer.commitOffsets(points.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset.toString() })));
     for (const point of points) this.committed.set(partitionKey(point), { ...point });
   }

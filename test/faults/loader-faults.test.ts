@@ -15,7 +15,7 @@ import type { Producer } from "kafkajs";
 import { compileLoaderConfig } from "../../src/loader/config.ts";
 import { ensureLoader, loaderPid } from "../../src/stand/loader-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
-import { HITS_TOPIC } from "../../src/world/constants.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
 import {
   dayLanding,
   deadLettersIn,
@@ -27,6 +27,7 @@ import {
   show,
   stgOffsetsIn,
   armLoaderPause,
+  groupStable,
   releaseAllLoaderPauses,
   type LoaderPause,
   total,
@@ -329,7 +330,11 @@ describe("the loader under faults during world_next_day (test stand)", () => {
         process.kill(pid, "SIGCONT");
         console.log(`loader frozen ${((Date.now() - frozenAt) / 1000).toFixed(1)} s at committed ${show(atFreeze?.committed ?? new Map())}`);
       }
-      await pause.release(); // the held cycle commits into a group that has moved on without it
+      // the resumed loader rejoins (a new generation) while its cycle still holds rows read before;
+      // released only then, that cycle must not commit them: the group restarts its partitions from
+      // the offsets it had at the join, and a commit now would be followed by lower ones
+      await groupStable(HITS_CONSUMER_GROUP);
+      await pause.release();
     });
     assert.ok(atFreeze !== undefined && duringFreeze !== undefined);
     assert.deepEqual(duringFreeze.committed, atFreeze.committed, "nothing was committed while the loader was frozen");

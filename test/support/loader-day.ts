@@ -310,3 +310,23 @@ export async function releaseAllLoaderPauses(config: StandConfig): Promise<numbe
   for (const p of open) await failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${p.id}/release`);
   return open.length;
 }
+
+/** Waits until a consumer group is Stable with at least one member again (a member that was dropped
+ * has rejoined and synced); fails, naming the state seen, after `timeoutMs`. */
+export async function groupStable(groupId: string, timeoutMs = 60_000): Promise<void> {
+  const admin = kafkaClient("loader-day-group-state").admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    let seen = "";
+    for (;;) {
+      const [group] = (await admin.describeGroups([groupId])).groups;
+      seen = `${group?.state ?? "?"} with ${group?.members.length ?? 0} member(s)`;
+      if (group?.state === "Stable" && group.members.length > 0) return;
+      if (Date.now() > deadline) throw new Error(`group ${groupId} not Stable within ${timeoutMs / 1000} s: ${seen}`);
+      await sleep(100);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
