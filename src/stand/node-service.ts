@@ -82,7 +82,7 @@ export function nodeServicePid(ctx: StandContext, spec: NodeServiceSpec): number
 }
 
 async function launch(ctx: StandContext, spec: NodeServiceSpec): Promise<number> {
-  await supervisorOf(ctx, spec).settle(spec.name); // a process killed a moment ago may still hold the port
+  await supervisorOf(ctx, spec).settle(spec.name, spec.port); // a process killed a moment ago may still hold the port
   if (await isPortOpen(spec.port)) throw new PortTakenError(spec.name, spec.port);
   const paths = nodeServicePaths(ctx, spec.name);
   mkdirSync(paths.dir, { recursive: true });

@@ -52,7 +52,7 @@ export async function launchIfNeeded(ctx: StandContext, service: ServiceDefiniti
     ctx.print(`${service.name}: already running (pid ${pid})`);
     return false;
   }
-  await ctx.supervisor.settle(service.name); // a process killed a moment ago may still hold the port
+  await ctx.supervisor.settle(service.name, service.port); // a process killed a moment ago may still hold the port
   if (await isPortOpen(service.port)) throw new PortTakenError(service.name, service.port);
   await service.prepare(ctx);
   const started = ctx.supervisor.start(service.launch(ctx));

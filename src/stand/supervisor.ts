@@ -52,19 +52,24 @@ export class Supervisor {
     const record = this.readPid(service);
     if (!record) return undefined;
     if (isProcessOurs(record)) return record.pid;
-    if (hasExited(record)) rmSync(this.pidFile(service), { force: true });
+    if (isGone(record)) rmSync(this.pidFile(service), { force: true });
     return undefined;
   }
 
   /**
    * Waits while the service's last process is still exiting (killed a moment ago, it may still hold
-   * its port or its lock files), up to `timeoutMs`; a start right after a kill -9 calls this first.
+   * its port or its lock files) and its port is still bound, up to `timeoutMs`; a start right after
+   * a kill -9 calls this first. Without a pid file of ours nothing is waited for: a port held by
+   * another program is reported at once.
    */
-  async settle(service: string, timeoutMs = 10_000): Promise<void> {
+  async settle(service: string, port: number, timeoutMs = 10_000): Promise<void> {
     const record = this.readPid(service);
     if (!record || isProcessOurs(record)) return;
+    const deadline = Date.now() + timeoutMs;
     await waitForExit(record, timeoutMs);
     rmSync(this.pidFile(service), { force: true });
+    // a zombie thread-group leader can show "exited" while its other threads still hold its sockets
+    while (Date.now() < deadline && (await isPortOpen(port))) await sleep(50);
   }
 
   start(spec: StartSpec): number {
@@ -146,6 +151,17 @@ function hasExited(record: PidRecord): boolean {
     const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
     const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
     if (state === "Z" || state === "X") return true;
+    const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8");
+    return cmdline.length > 0 && !cmdline.split("\0").join(" ").includes(record.marker);
+  } catch {
+    return true;
+  }
+}
+
+/** True once nothing of the process is left to wait for: no /proc entry, or its pid runs another
+ * command. A zombie is not gone: its leader may be one while its other threads still exit. */
+function isGone(record: PidRecord): boolean {
+  try {
     const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8");
     return cmdline.length > 0 && !cmdline.split("\0").join(" ").includes(record.marker);
   } catch {

@@ -115,7 +115,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
       } catch (err) {
         // the next test must not start under this run: let it end (or time out) before failing
         await pause.release().catch(() => undefined);
-        await waitForRun("world_next_day", run.dag_run_id, 600).catch(() => undefined);
+        await waitForRun("world_next_day", run.dag_run_id, 180).catch(() => undefined);
         throw err;
       } finally {
         await pause.release().catch(() => undefined); // a fault that killed the loader took the point with it
