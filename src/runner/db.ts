@@ -55,7 +55,7 @@ export async function withConnectionPatience<T>(work: () => Promise<T>, patience
     } catch (err) {
       if (!isConnectionLoss(err) || Date.now() - started >= patienceMs) throw err;
       onRetry(err, attempts);
-      await sleep(Math.min(250 * attempts, 2000));
+      await sleep(retryDelayMs(attempts));
     }
   }
 }
@@ -145,7 +145,7 @@ class PatientPool extends pg.Pool {
         const waited = Date.now() - started;
         if (!isReconnectable(err) || this.ending || waited >= this.patience.patienceMs) throw err;
         this.patience.onRetry(err, attempts, waited);
-        await sleep(Math.min(250 * attempts, 2000));
+        await sleep(retryDelayMs(attempts));
       }
     }
   }
@@ -202,10 +202,15 @@ class PatientPool extends pg.Pool {
         if (!gone) throw err;
         last = err;
         this.patience.onRetry(err, attempts, waited);
-        await sleep(Math.min(250 * attempts, 2000));
+        await sleep(retryDelayMs(attempts));
       }
     }
   }
+}
+
+/** The pause before the next attempt of a patient connect or write: 250 ms more each time, 2 s at most. */
+function retryDelayMs(attempts: number): number {
+  return Math.min(250 * attempts, 2000);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -122,15 +122,30 @@ export class Supervisor {
 /** True while the pid is alive (not a zombie) and its command line still carries our marker. */
 export function isProcessOurs(record: PidRecord): boolean {
   try {
-    const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
-    // field 3 after the parenthesised command name is the state; Z = zombie, X = dead
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    if (state === "Z" || state === "X") return false;
-    const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8").split("\0").join(" ");
-    return cmdline.includes(record.marker);
+    if (isZombieOrDead(record.pid)) return false;
+    return commandLine(record.pid).includes(record.marker);
   } catch {
     return false;
   }
+}
+
+/** Field 3 of /proc/<pid>/stat, after the parenthesised command name: Z = zombie, X = dead.
+ * Throws when the pid has no /proc entry. */
+function isZombieOrDead(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state === "Z" || state === "X";
+}
+
+/** The pid's command line, arguments joined by spaces ("" while it exits). Throws without a /proc entry. */
+function commandLine(pid: number): string {
+  return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+}
+
+/** The pid now runs a command that is not ours (it was recycled). */
+function runsAnotherCommand(record: PidRecord): boolean {
+  const cmdline = commandLine(record.pid);
+  return cmdline.length > 0 && !cmdline.includes(record.marker);
 }
 
 function signalQuietly(pid: number, signal: NodeJS.Signals): void {
@@ -142,17 +157,14 @@ function signalQuietly(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * True once the process has exited: no /proc entry, a zombie (its files and ports are closed), or a
- * pid now running another command. A process still tearing itself down has an empty command line
- * and may still hold its port, so an empty command line does not count as exited.
+ * True once the process has exited: no /proc entry, a zombie, or a pid now running another command.
+ * A process still tearing itself down has an empty command line, so that does not count as exited.
+ * A zombie leader's other threads may still hold its sockets for a moment: settle also waits for
+ * the port.
  */
 function hasExited(record: PidRecord): boolean {
   try {
-    const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    if (state === "Z" || state === "X") return true;
-    const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8");
-    return cmdline.length > 0 && !cmdline.split("\0").join(" ").includes(record.marker);
+    return isZombieOrDead(record.pid) || runsAnotherCommand(record);
   } catch {
     return true;
   }
@@ -162,8 +174,7 @@ function hasExited(record: PidRecord): boolean {
  * command. A zombie is not gone: its leader may be one while its other threads still exit. */
 function isGone(record: PidRecord): boolean {
   try {
-    const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8");
-    return cmdline.length > 0 && !cmdline.split("\0").join(" ").includes(record.marker);
+    return runsAnotherCommand(record);
   } catch {
     return true;
   }
