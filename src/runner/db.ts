@@ -29,7 +29,7 @@ export function createPool(connectionString: string, max: number): pg.Pool {
  * and 57P01-57P03, and the socket's own codes. */
 const RECONNECTABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006"]);
 
-export function isReconnectable(err: unknown): boolean {
+function isReconnectable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && RECONNECTABLE.has(code);
 }
@@ -143,7 +143,9 @@ class PatientPool extends pg.Pool {
         return await super.connect();
       } catch (err) {
         const waited = Date.now() - started;
-        if (!isReconnectable(err) || this.ending || waited >= this.patience.patienceMs) throw err;
+        // a server that is shutting down may accept a connection and close it during the
+        // handshake ("Connection terminated unexpectedly", no code): that is a restart too
+        if (!isConnectionLoss(err) || this.ending || waited >= this.patience.patienceMs) throw err;
         this.patience.onRetry(err, attempts, waited);
         await sleep(retryDelayMs(attempts));
       }
@@ -177,7 +179,7 @@ class PatientPool extends pg.Pool {
     try {
       return await original(config);
     } catch (err) {
-      if (!outsideTransaction || !(state.lost || isReconnectable(err))) throw err;
+      if (!outsideTransaction || !(state.lost || isConnectionLoss(err))) throw err;
       this.patience.onJobWriteRetry?.(err, name);
       return this.writeJobElsewhere(config, err);
     }
@@ -197,7 +199,7 @@ class PatientPool extends pg.Pool {
         client.release();
         return result;
       } catch (err) {
-        const gone = state?.lost === true || isReconnectable(err);
+        const gone = state?.lost === true || isConnectionLoss(err);
         client.release(gone);
         if (!gone) throw err;
         last = err;

@@ -59,6 +59,51 @@ describe("the job queue's patient pool", () => {
     }
   });
 
+  it("connect() also waits through a server that accepts and closes during the handshake (one shutting down), then works", async () => {
+    const port = await freePort();
+    // a Postgres going down may take the TCP connection and end it before the startup reply:
+    // pg says "Connection terminated unexpectedly" with no code
+    let hangups = 0;
+    const closing = net.createServer((socket) => {
+      hangups++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => closing.listen(port, "127.0.0.1", resolve));
+    const errors: string[] = [];
+    const pool = createPatientPool(urlOnPort(port), 2, { patienceMs: 20_000, onRetry: (err) => errors.push(String(err)) });
+    let server: net.Server | undefined;
+    const comeBack = async () => {
+      await new Promise<void>((resolve) => closing.close(() => resolve()));
+      server = await forward(port);
+    };
+    try {
+      const connecting = pool.connect();
+      let gaveUp: unknown;
+      connecting.catch((err: unknown) => (gaveUp = err));
+      // the server keeps hanging up until the test brings it back: wait for two hang-ups, or for
+      // connect() to give up (the fault this test is about)
+      await new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (hangups >= 2 || gaveUp !== undefined) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 20);
+      });
+      assert.equal(gaveUp, undefined, `connect() gave up on a hang-up instead of waiting: ${String(gaveUp)}`);
+      await comeBack();
+      const client = await connecting;
+      const { rows } = await client.query<{ one: number }>("select 1 as one");
+      client.release();
+      assert.equal(rows[0]?.one, 1);
+      assert.ok(errors.some((e) => /terminated/i.test(e)), `it retried on the hang-up: ${errors.join(" | ")}`);
+    } finally {
+      closing.close();
+      await pool.end();
+      server?.close();
+    }
+  });
+
   it("gives up with the connection error once its patience is spent", async () => {
     const port = await freePort();
     let retries = 0;
