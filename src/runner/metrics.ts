@@ -11,6 +11,7 @@ export interface RunnerMetrics {
   resume: Histogram;
   takeovers: Counter;
   refusedResults: Counter;
+  queueRestarts: Counter;
 }
 
 const FAST_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 5];
@@ -58,6 +59,11 @@ export function createMetrics(pool: pg.Pool): RunnerMetrics {
     refusedResults: new Counter({
       name: "runner_late_results_refused_total",
       help: "Results refused because the try no longer held its task",
+      registers: [registry],
+    }),
+    queueRestarts: new Counter({
+      name: "runner_job_queue_restarts_total",
+      help: "Times graphile-worker's pool shut itself down under a running runner and was started again",
       registers: [registry],
     }),
   };

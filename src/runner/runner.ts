@@ -2,25 +2,17 @@
 // graphile-worker in-process with the runner's two tasks, and keeps the heartbeat, reaper and
 // scheduler loops; the object it returns is also the RunnerService the API calls.
 import { randomBytes } from "node:crypto";
-import { EventEmitter } from "node:events";
 import os from "node:os";
-import {
-  Logger as GraphileLogger,
-  type Runner as GraphileRunner,
-  type WorkerEvents,
-  run as runGraphile,
-  runMigrations,
-} from "graphile-worker";
-import type pg from "pg";
+import { runMigrations } from "graphile-worker";
 import { type Logger, pino } from "pino";
 import type { Registry } from "prom-client";
 import { processEnv } from "../config/stand.ts";
 import type { Dag } from "./dag.ts";
-import { createPatientPool, createPool, query, statement } from "./db.ts";
+import { createPool, query, statement } from "./db.ts";
 import type { Engine } from "./engine.ts";
 import { RunnerShutdownError } from "./errors.ts";
-import { runTaskJob } from "./execute-task.ts";
 import { InflightTries } from "./inflight.ts";
+import { graphileLogger, JobQueue } from "./job-queue.ts";
 import { beat, heartbeatIntervalMs, reapExpiredLeases, reaperIntervalMs } from "./leases.ts";
 import { PeriodicLoop } from "./loop.ts";
 import { createMetrics } from "./metrics.ts";
@@ -31,7 +23,6 @@ import { syncDags } from "./runs.ts";
 import { createScheduledRuns } from "./scheduler.ts";
 import type { RunnerService } from "./service.ts";
 import { createRunnerService } from "./postgres-service.ts";
-import { runResumeJob } from "./waiting-trigger.ts";
 
 export interface RunnerOptions {
   pgUrl: string;
@@ -72,16 +63,6 @@ function checkOptions(options: RunnerOptions): void {
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
     throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
   }
-}
-
-function graphileLogger(logger: Logger): GraphileLogger {
-  return new GraphileLogger((scope) => (level, message, meta) => {
-    const fields = { scope, ...(meta ?? {}) };
-    const name: string = level;
-    if (name === "error") logger.error(fields, message);
-    else if (name === "warning") logger.warn(fields, message);
-    else logger.debug(fields, message); // graphile's info lines are chatter for us
-  });
 }
 
 function buildEngine(options: RunnerOptions, logger: Logger, registry: DagRegistry): { engine: Engine; clearWakeTimers: () => void } {
@@ -142,8 +123,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const { pool, workerId } = engine;
   const waiters = new RunWaiters(options.pgUrl, logger);
   const { heartbeat, others } = buildLoops(engine, options);
-  const queuePool = createQueuePool(options, logger);
-  let graphile: GraphileRunner | undefined;
+  const queue = new JobQueue(engine, options, () => engine.metrics.queueRestarts.inc());
   let state: "new" | "started" | "stopped" = "new";
 
   async function start(): Promise<void> {
@@ -152,7 +132,7 @@ export function createRunner(options: RunnerOptions): Runner {
     await runMigrations({ pgPool: pool, logger: graphileLogger(logger) });
     await migrate(pool);
     await syncDags(pool, registry);
-    graphile = await startGraphile(engine, queuePool, options, graphileLogger(logger));
+    await queue.start();
     for (const loop of [heartbeat, ...others]) loop.start();
     await waiters.connect();
     logger.info({ workerId, dags: registry.size }, "runner started");
@@ -167,69 +147,21 @@ export function createRunner(options: RunnerOptions): Runner {
       // that ends that way is handed back (lost, so retried if it has tries left)
       const abortTimer = setTimeout(() => engine.inflight.abortAll(new RunnerShutdownError()), options.shutdownGraceMs ?? 5000);
       try {
-        await graphile?.stop();
+        await queue.stop();
       } finally {
         clearTimeout(abortTimer);
       }
-      engine.graphileWorkerIds.clear();
       await heartbeat.stop();
       await heartbeat.runNow(); // last log lines of the tries that just ended; drops our lock ids
       clearWakeTimers();
+    } else {
+      await queue.stop();
     }
     await waiters.close();
-    await queuePool.end();
     await pool.end();
     if (wasStarted) logger.info({ workerId }, "runner stopped");
   }
 
   const service = createRunnerService({ pool, registry, waiters, workerId, leaseSeconds: options.leaseSeconds });
   return { ...service, workerId, registry, metrics: engine.metrics.registry, start, stop };
-}
-
-/** How long graphile's job writes wait for a Postgres that went away before they give up. */
-const QUEUE_PATIENCE_MS = 10 * 60_000;
-
-/** graphile-worker's own pool: its connect() waits for a restarting Postgres, and its job writes
- * survive a connection Postgres ends under them (see createPatientPool). */
-function createQueuePool(options: RunnerOptions, logger: Logger): pg.Pool {
-  const pool = createPatientPool(options.pgUrl, options.concurrency + 2, {
-    patienceMs: QUEUE_PATIENCE_MS,
-    onRetry: (err, attempts, waitedMs) => {
-      if (attempts % 5 === 1) logger.warn({ err, attempts, waitedMs }, "job queue: Postgres unreachable; waiting for it before marking jobs done or failed");
-    },
-    onJobWriteRetry: (err, statement) => logger.warn({ err, statement }, "job queue: Postgres ended the connection under a job write; sending it again on a new connection"),
-  });
-  pool.on("error", (err) => logger.error({ err }, "idle Postgres connection of the job queue failed"));
-  pool.on("connect", (client) => client.on("error", (err) => logger.warn({ err }, "Postgres connection of the job queue failed")));
-  return pool;
-}
-
-/** The graphile-worker options of the runner's queue (the queue-writes tests run graphile with them). */
-export function graphileWorkerPreset(localQueueSize: number): { localQueue: { size: number }; completeJobBatchDelay: number } {
-  // fetch several ready jobs per query, and complete finished ones in one batch: a job left locked
-  // by a crash is released by the reaper, and stale jobs are refused at claim
-  return { localQueue: { size: localQueueSize > 1 ? localQueueSize : -1 }, completeJobBatchDelay: 0 };
-}
-
-async function startGraphile(engine: Engine, pgPool: pg.Pool, options: RunnerOptions, logger: GraphileLogger): Promise<GraphileRunner> {
-  const events: WorkerEvents = new EventEmitter();
-  // graphile locks jobs under its pool's id; the heartbeat publishes it so that, if this process
-  // dies, another runner can release those locks (runner.release_dead_workers_jobs)
-  events.on("pool:create", ({ workerPool }) => engine.graphileWorkerIds.add(workerPool.id));
-  const localQueueSize = options.localQueueSize ?? options.concurrency;
-  return runGraphile({
-    pgPool,
-    events,
-    concurrency: options.concurrency,
-    noHandleSignals: true,
-    pollInterval: options.pollIntervalMs ?? 10_000,
-    logger,
-    // abort is ours to send (see stop); graphile's own would come after the same grace
-    gracefulShutdownAbortTimeout: (options.shutdownGraceMs ?? 5000) + 1000,
-    preset: { worker: graphileWorkerPreset(localQueueSize) },
-    taskList: {
-      runner_task: (payload, helpers) => runTaskJob(engine, payload, helpers),
-      runner_resume: (payload, helpers) => runResumeJob(engine, payload, helpers),
-    },
-  });
 }
