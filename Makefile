@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 TSX := node --import tsx
 STAND := $(TSX) src/stand/cli.ts
-WORLD := $(TSX) src/stand/up.ts
+WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \

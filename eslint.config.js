@@ -35,6 +35,25 @@ export default tseslint.config(
               message: "Only src/server wires in dags/ and tasks/; move what you need into src/ (world domain: src/world).",
             },
             {
+              // configuration is the floor every room stands on: it reads files and env, nothing else
+              target: "./src/config/**/*",
+              from: "./src",
+              except: ["./config"],
+              message: "src/config is read by every room and imports none: keep a room's options schema in src/config.",
+            },
+            {
+              // services and their supervisor do not know the operations run on a world
+              target: "./src/stand/**/*",
+              from: ["./src/world-ops", "./src/web", "./src/api", "./src/cli", "./src/server"],
+              message: "src/stand holds the services and their supervisor; world operations (src/world-ops) build on it, not the other way.",
+            },
+            {
+              // the world's domain: names, position rules, passport, catalogue, faults
+              target: "./src/world/**/*",
+              from: ["./src/stand", "./src/world-ops", "./src/web", "./src/api", "./src/cli", "./src/server", "./src/loader"],
+              message: "src/world is the world's domain; read models go to their users (src/web), operations to src/world-ops.",
+            },
+            {
               // The page scripts are bundled for the browser (src/web/router.ts): Node code must not
               // get into them. view-contract.ts is the one Node-side file there (types only).
               target: "./src/web/browser/!(view-contract).ts",

@@ -16,7 +16,7 @@ import { createNodeClient } from "../src/clickhouse/client.ts";
 import { quoteIdentifier } from "../src/clickhouse/sql.ts";
 import { kafkaBroker, loadStandConfig } from "../src/config/stand.ts";
 import { ClickHouseRowInserter, type RowInserter } from "../src/loader/clickhouse-sink.ts";
-import { compileLoaderConfig } from "../src/loader/config.ts";
+import { compileLoaderConfig } from "../src/config/loader.ts";
 import { TopicLoader } from "../src/loader/consumer.ts";
 import { ClickHouseDeadLetterSink } from "../src/loader/dead-letters.ts";
 import { LoaderCore } from "../src/loader/flush-cycle.ts";

@@ -14,7 +14,7 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { playedDay, waitForHitsConsumed } from "./support/hits-consumed.ts";
+import { playedDay, waitForHitsConsumed } from "../tasks/hits-consumed.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
 import { passport, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 

@@ -14,19 +14,19 @@ user_config="${USER_STAND_CONFIG:-stand.yaml}"
 test_config="${TEST_STAND_CONFIG:-test/stand.test.yaml}"
 tsx=(node --import tsx)
 
-"${tsx[@]}" src/stand/world-snapshot.ts apart --config "$user_config" --test-config "$test_config"
+"${tsx[@]}" src/world-ops/guard.ts apart --config "$user_config" --test-config "$test_config"
 snapshot="$(mktemp -t world-before.XXXXXX.json)"
 rm -f "$snapshot"
-"${tsx[@]}" src/stand/world-snapshot.ts save --config "$user_config" --out "$snapshot"
+"${tsx[@]}" src/world-ops/guard.ts save --config "$user_config" --out "$snapshot"
 
 export STAND_CONFIG="$test_config"
 finish() {
   status=$?
   if [ "${KEEP_TEST_STAND:-0}" != 1 ]; then
     echo "== stopping the test stand ($test_config; KEEP_TEST_STAND=1 keeps it)"
-    "${tsx[@]}" src/stand/up.ts down > /dev/null || echo "!! the test stand did not stop cleanly: node --import tsx src/stand/up.ts down with STAND_CONFIG=$test_config"
+    "${tsx[@]}" src/world-ops/cli.ts down > /dev/null || echo "!! the test stand did not stop cleanly: node --import tsx src/world-ops/cli.ts down with STAND_CONFIG=$test_config"
   fi
-  if ! STAND_CONFIG="$user_config" "${tsx[@]}" src/stand/world-snapshot.ts check --config "$user_config" --before "$snapshot"; then
+  if ! STAND_CONFIG="$user_config" "${tsx[@]}" src/world-ops/guard.ts check --config "$user_config" --before "$snapshot"; then
     status=1
   fi
   rm -f "$snapshot"

@@ -10,8 +10,8 @@ import type Docker from "dockerode";
 import { build } from "esbuild";
 import { repoRoot, stateDir, loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import { GENERATOR_DIR, CATALOG_CSV_PATH, PASSPORT_PATH } from "../src/world/constants.ts";
-import { readBuildStream } from "../src/world/docker-streams.ts";
-import { hashInputs, listBuildContext, listTreeFiles } from "../src/world/file-tree.ts";
+import { readBuildStream } from "./docker-streams.ts";
+import { hashInputs, listBuildContext, listTreeFiles } from "./file-tree.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 
 const STEP = "buildGenerator";

@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
-import { readMultiplexedLogs, type LogStreamName } from "../src/world/docker-streams.ts";
+import { readMultiplexedLogs, type LogStreamName } from "./docker-streams.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import type { GeneratorBuild } from "./generator-build.ts";
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { loaderConfigSchema } from "../loader/config.ts";
+import { loaderConfigSchema } from "./loader.ts";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -93,7 +93,7 @@ export const standConfigSchema = z
         listen_host: z.string().min(1).optional(),
         /** Loopback HTTP port of its /health and /metrics. */
         port,
-        /** Loader options (src/loader/config.ts): flush limits, message size limit, backoff. */
+        /** Loader options (src/config/loader.ts): flush limits, message size limit, backoff. */
         options: loaderConfigSchema.optional(),
         /** Serve /fail-points: pause points a fault test arms to hold a flush cycle at an exact
          * moment (src/loader/pause-points.ts). The test stand only; refused in stand.yaml. */

@@ -6,7 +6,7 @@
 // A table whose flush was held waits for its own backoff (table-backoff.ts) while others flow.
 import { BufferManager, type BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
-import type { LoaderConfig } from "./config.ts";
+import type { LoaderConfig } from "../config/loader.ts";
 import type { DeadLetter, DeadLetterSink } from "./dead-letters.ts";
 import { decodeMessageValue, type DecodeMode } from "./decode.ts";
 import type { LoaderMetrics } from "./metrics.ts";

@@ -21,7 +21,7 @@ import { detectPlatform, type Platform } from "../clickhouse/platform.ts";
 import { kafkaBroker, type StandConfig } from "../config/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../world/constants.ts";
 import { ClickHouseRowInserter, type RowInserter } from "./clickhouse-sink.ts";
-import { compileLoaderConfig, type LoaderConfig } from "./config.ts";
+import { compileLoaderConfig, type LoaderConfig } from "../config/loader.ts";
 import { TopicLoader } from "./consumer.ts";
 import { ClickHouseDeadLetterSink } from "./dead-letters.ts";
 import { CycleLog } from "./cycle-log.ts";

@@ -4,7 +4,7 @@
 // fetching and the HTTP send are not in it. For bench/ and for comparing decode modes.
 import { Registry } from "prom-client";
 import { jsonEachRowChunks, type RowInserter } from "./clickhouse-sink.ts";
-import { compileLoaderConfig, type LoaderConfigInput } from "./config.ts";
+import { compileLoaderConfig, type LoaderConfigInput } from "../config/loader.ts";
 import type { DecodeMode } from "./decode.ts";
 import { LoaderCore } from "./flush-cycle.ts";
 import { LoaderMetrics } from "./metrics.ts";

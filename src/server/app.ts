@@ -10,11 +10,11 @@ import type { RunnerService } from "../runner/service.ts";
 import { sharedWorldSources } from "../web/pages/world-view.ts";
 import { createWebRouter } from "../web/router.ts";
 import { worldApiRoutes } from "../web/world-api.ts";
-import { kafkaOffsetsReader } from "../world/kafka-lag.ts";
+import { kafkaOffsetsReader } from "../web/kafka-lag.ts";
 import { WORLD_POSITION_KEY } from "../world/position.ts";
 import { runnerDatabaseUrl } from "../world/schema-ledger.ts";
 import { SchemaLedgerMissingError, readSchemaStatus } from "../world/schema-status.ts";
-import { readWorldNumbers } from "../world/world-summary.ts";
+import { readWorldNumbers } from "../web/world-summary.ts";
 
 export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers" | "routes"> & {
   /** The database holding runner.schema_ledger; the stand's runner database when omitted. */

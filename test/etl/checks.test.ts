@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { StandConfig } from "../../src/config/stand.ts";
-import { runClickHouseChecks, type CheckResult, type Expectations } from "../../src/stand/checks.ts";
+import { runClickHouseChecks, type CheckResult, type Expectations } from "../../src/world-ops/checks.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import * as fx from "./fixture.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";

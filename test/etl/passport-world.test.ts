@@ -14,7 +14,7 @@ import { after, before, test } from "node:test";
 import { classifyHit } from "../../generator/src/invalid.ts";
 import { repoRoot } from "../../src/config/stand.ts";
 import { loadPassport } from "../../src/world/passport.ts";
-import { formatCheckResult, loadExpectations, runClickHouseChecks } from "../../src/stand/checks.ts";
+import { formatCheckResult, loadExpectations, runClickHouseChecks } from "../../src/world-ops/checks.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { parseOrdersBatch } from "../../tasks/orders.ts";
 import { snapshotAllViews } from "./marts.ts";

@@ -15,7 +15,7 @@ import { splitSqlStatements } from "../../src/clickhouse/sql-statements.ts";
 import { listDdlFiles } from "../../tasks/ddl.ts";
 import { listTransformFiles } from "../../tasks/etl.ts";
 import { readSqlFile } from "../../src/clickhouse/sql-files.ts";
-import { CHECKS_DIR } from "../../src/stand/checks.ts";
+import { CHECKS_DIR } from "../../src/world-ops/checks.ts";
 import { ETL_DIR, runTemplateValues } from "../../tasks/etl-sql.ts";
 import { claimBound, instantFromIsoField } from "../../tasks/orders.ts";
 

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Producer } from "kafkajs";
-import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { ensureLoader, loaderPid } from "../../src/stand/loader-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";

@@ -12,7 +12,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { connectClickHouse } from "../../src/clickhouse/client.ts";
 import { apiBaseUrl } from "../../src/config/stand.ts";
-import { layerCounts } from "../../src/stand/world-report.ts";
+import { layerCounts } from "../../src/world-ops/report.ts";
 import type { SchemaStatus } from "../../src/world/schema-status.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";

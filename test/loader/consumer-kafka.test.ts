@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import type { Admin, Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ClickHouseRowInserter, qualifiedTable, type RowInserter } from "../../src/loader/clickhouse-sink.ts";
-import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { TopicLoader } from "../../src/loader/consumer.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
 import { LoaderCore } from "../../src/loader/flush-cycle.ts";

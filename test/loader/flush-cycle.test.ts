@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Registry } from "prom-client";
-import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
 import type { DeadLetter } from "../../src/loader/dead-letters.ts";
 import { LoaderCore } from "../../src/loader/flush-cycle.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";

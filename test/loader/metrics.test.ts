@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Registry } from "prom-client";
-import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { LoaderCore } from "../../src/loader/flush-cycle.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 

@@ -3,7 +3,7 @@
 // nothing is committed before before_commit is released. No service needed.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { LoaderCore } from "../../src/loader/flush-cycle.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import { armPauseBody, PausePoints } from "../../src/loader/pause-points.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Gauge, Registry } from "prom-client";
 import { CH_ERROR, REFUSAL_CODES } from "../../src/clickhouse/errors.ts";
-import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { classifyRejection } from "../../src/loader/rejections.ts";
 import { SinkGate } from "../../src/loader/sink-gate.ts";
 import { seededRandom, serverError } from "./support.ts";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Registry } from "prom-client";
 import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhouse-sink.ts";
-import { compileLoaderConfig } from "../../src/loader/config.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
 import { LoaderCore, type DecodeMode, type SpliceRouter } from "../../src/loader/flush-cycle.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { RowInserter } from "../../src/loader/clickhouse-sink.ts";
-import { compileLoaderConfig, type LoaderConfigInput } from "../../src/loader/config.ts";
+import { compileLoaderConfig, type LoaderConfigInput } from "../../src/config/loader.ts";
 import { LoaderCore, type CycleReport } from "../../src/loader/flush-cycle.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import { TableBackoffs } from "../../src/loader/table-backoff.ts";

@@ -192,7 +192,7 @@ export async function emptyWorld(): Promise<void> {
   await setPositionText(null);
 }
 
-// ---- make targets (src/stand/up.ts, what the Makefile calls) ------------------------------------
+// ---- make targets (src/world-ops/cli.ts, what the Makefile calls) ------------------------------------
 
 export interface CommandResult {
   code: number;
@@ -201,10 +201,10 @@ export interface CommandResult {
   seconds: number;
 }
 
-/** Runs `node --import tsx src/stand/up.ts <args>` as make would, capturing its output. */
+/** Runs `node --import tsx src/world-ops/cli.ts <args>` as make would, capturing its output. */
 export function runUpCommand(args: readonly string[], timeoutMs = 300_000): Promise<CommandResult> {
   const started = Date.now();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src", "stand", "up.ts"), ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src", "world-ops", "cli.ts"), ...args], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
   });

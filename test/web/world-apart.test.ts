@@ -12,8 +12,8 @@ import { loadStandConfig, type StandConfig } from "../../src/config/stand.ts";
 import type { WorldSources } from "../../src/web/pages/world-view.ts";
 import { createWebRouter } from "../../src/web/router.ts";
 import { worldApiRoutes } from "../../src/web/world-api.ts";
-import { readKafkaOffsets } from "../../src/world/kafka-lag.ts";
-import { readWorldNumbers, type WorldNumbers } from "../../src/world/world-summary.ts";
+import { readKafkaOffsets } from "../../src/web/kafka-lag.ts";
+import { readWorldNumbers, type WorldNumbers } from "../../src/web/world-summary.ts";
 import { useTestRunner } from "../support/runner-db.ts";
 import { webDags } from "./webDags.ts";
 

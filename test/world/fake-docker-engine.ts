@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import Docker from "dockerode";
-import { multiplexedFrame } from "../../src/world/docker-streams.ts";
+import { multiplexedFrame } from "../../tasks/docker-streams.ts";
 
 export interface RecordedRequest {
   method: string;

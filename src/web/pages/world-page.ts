@@ -3,8 +3,8 @@
 // of each, why a red one is red, and a strip over dq_check runs), purchase_vs_orders classes per
 // day, Kafka offsets and lag, and the schema status. Charts are server-side SVG (svg-chart.ts);
 // every number is also in a table under its chart. A part that could not be read says why.
-import type { DailySeries, DqCheckResult, DqResults } from "../../world/world-summary.ts";
-import type { PartitionOffsets } from "../../world/kafka-lag.ts";
+import type { DailySeries, DqCheckResult, DqResults } from "../world-summary.ts";
+import type { PartitionOffsets } from "../kafka-lag.ts";
 import { html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { formatTime, renderPage } from "../layout.ts";

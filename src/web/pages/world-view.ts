@@ -7,13 +7,13 @@ import { z } from "zod";
 import { DagNotFoundError, VariableNotFoundError, coerceError } from "../../runner/errors.ts";
 import type { RunnerService } from "../../runner/service.ts";
 import type { VariableChange } from "../../runner/types.ts";
-import type { PartitionOffsets } from "../../world/kafka-lag.ts";
+import type { PartitionOffsets } from "../kafka-lag.ts";
 import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../../world/position.ts";
-import type { DailySeries, DqResults, Part, WorldNumbers } from "../../world/world-summary.ts";
+import type { DailySeries, DqResults, Part, WorldNumbers } from "../world-summary.ts";
 import { webPaths } from "../html.ts";
 import type { SchemaStatusSource } from "./schema-status.ts";
 
-export type { Part } from "../../world/world-summary.ts";
+export type { Part } from "../world-summary.ts";
 
 export const WORLD_DAYS_DEFAULT = 60;
 export const worldQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(WORLD_DAYS_DEFAULT) });

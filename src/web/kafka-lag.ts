@@ -3,7 +3,7 @@
 // that does not answer within a few seconds is reported as an error by the caller.
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { kafkaBroker, loadStandConfig, type StandConfig } from "../config/stand.ts";
-import { WORLD_TOPICS } from "./constants.ts";
+import { WORLD_TOPICS } from "../world/constants.ts";
 
 export const WORLD_GROUP_PREFIX = "clickstream_";
 

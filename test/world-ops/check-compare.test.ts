@@ -2,8 +2,8 @@
 // are stray, and the newest-snapshot rule; and the expectations read from the real passport.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { compareDayCounts, compareLatestSnapshot, type Expectations } from "../../src/stand/check-compare.ts";
-import { loadExpectations } from "../../src/stand/checks.ts";
+import { compareDayCounts, compareLatestSnapshot, type Expectations } from "../../src/world-ops/check-compare.ts";
+import { loadExpectations } from "../../src/world-ops/checks.ts";
 import { loadPassport } from "../../src/world/passport.ts";
 
 const expectations: Expectations = {

@@ -1,4 +1,4 @@
-// `node --import tsx src/stand/up.ts <command>`: the make targets that bring the world up and down.
+// `node --import tsx src/world-ops/cli.ts <command>`: the make targets that bring the world up and down.
 //   up               the stand (the loader last), then the runner (pid file, health), then
 //                    world_initialize through the REST API, waited for; a red run fails loudly with
 //                    the task and its error
@@ -6,7 +6,7 @@
 //   rebuild-storage  world_recreate through the REST API, waited for
 //   runner start|stop  only the runner service
 //   smoke            services healthy, runner healthy, world DAGs loaded, world position readable
-//   check-clickhouse cluster layout and per-layer counts against the passport (src/stand/checks.ts)
+//   check-clickhouse cluster layout and per-layer counts against the passport (src/world-ops/checks.ts)
 //   summary          position, rows per layer, schema drift, web view address
 //   generate batch|live  one generator run against the stand (GENERATOR_DAY etc. from the environment)
 // Shell never applies DDL or edits the position: everything about the world goes through a DAG.
@@ -19,9 +19,9 @@ import { table } from "../cli/format.ts";
 import { apiBaseUrl, kafkaBroker, repoRoot } from "../config/stand.ts";
 import { WORLD_DAG_IDS } from "../world/position.ts";
 import { loadExpectations, runClickHouseChecks } from "./checks.ts";
-import { ensureRunner, runnerHealthy, stopRunner } from "./runner-service.ts";
-import { standContext, standDown, standStatus, standUp } from "./stand.ts";
-import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./world-report.ts";
+import { ensureRunner, runnerHealthy, stopRunner } from "../stand/runner-service.ts";
+import { standContext, standDown, standStatus, standUp } from "../stand/stand.ts";
+import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./report.ts";
 
 const print = (line: string) => console.log(line);
 
@@ -97,7 +97,7 @@ function generate(mode: string): Promise<number> {
   return new Promise((resolve) => child.on("close", (code) => resolve(code ?? 1)));
 }
 
-/** check-clickhouse: src/stand/checks.ts's comparisons (cluster layout, per-layer counts against the passport) as a table. */
+/** check-clickhouse: src/world-ops/checks.ts's comparisons (cluster layout, per-layer counts against the passport) as a table. */
 async function checkClickHouse(): Promise<number> {
   const results = await runClickHouseChecks({ expectations: await loadExpectations() });
   print(table(["", "check", "actual", "expected"], results.map((r) => [r.ok ? "OK" : "RED", r.name, r.actual, r.ok ? "" : r.expected])));

@@ -7,14 +7,14 @@
 // generator's own code with the passport's seed, and ods.event_dist FINAL must hold exactly that
 // many for the date. A commit that got ahead of ODS (a lost insert) makes the step red, naming the
 // date and both numbers, instead of a green run over a short day.
-import { DayRenderer, MAX_HIT_BYTES, World } from "../../generator/src/day.ts";
-import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
-import { quoteString } from "../../src/clickhouse/sql.ts";
-import { ensureConsuming } from "../../src/loader/control.ts";
-import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
-import { sleepUnlessAborted, WorldTaskError, type TaskIo } from "../../src/world/io.ts";
-import { waitForLoaderCommitted } from "../../tasks/ingest-wait.ts";
-import { readOdsCounts } from "../../tasks/wait-for-ods.ts";
+import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/day.ts";
+import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
+import { quoteString } from "../src/clickhouse/sql.ts";
+import { ensureConsuming } from "../src/loader/control.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
+import { sleepUnlessAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { waitForLoaderCommitted } from "./ingest-wait.ts";
+import { readOdsCounts } from "./wait-for-ods.ts";
 
 const STEP = "waitForHitsConsumed";
 

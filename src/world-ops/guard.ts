@@ -3,9 +3,9 @@
 // run. scripts/test-stand.sh saves one before `make test` / `make bench` and compares after, so "tests never touch
 // the user's world" is checked on every run, not promised (docs/stand.md, "Tests apart").
 //
-//   node --import tsx src/stand/world-snapshot.ts save  --config stand.yaml --out FILE
-//   node --import tsx src/stand/world-snapshot.ts check --config stand.yaml --before FILE
-//   node --import tsx src/stand/world-snapshot.ts apart --config stand.yaml --test-config test/stand.test.yaml
+//   node --import tsx src/world-ops/guard.ts save  --config stand.yaml --out FILE
+//   node --import tsx src/world-ops/guard.ts check --config stand.yaml --before FILE
+//   node --import tsx src/world-ops/guard.ts apart --config stand.yaml --test-config test/stand.test.yaml
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +17,7 @@ import { quoteIdentifier, quoteString } from "../clickhouse/sql.ts";
 import { kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/stand.ts";
 import { APPLICATION_DATABASES } from "../world/constants.ts";
 import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/position.ts";
-import { isPortOpen } from "./supervisor.ts";
+import { isPortOpen } from "../stand/supervisor.ts";
 
 export interface WorldSnapshot {
   position: string | null;
@@ -38,7 +38,7 @@ export function readConfigFile(file: string): StandConfig {
 }
 
 async function readRunner(config: StandConfig): Promise<Pick<WorldSnapshot, "position" | "latestWorldRun" | "activeWorldRuns">> {
-  const client = new pg.Client({ connectionString: postgresUrl(config.postgres.runner_database, config), application_name: "world-snapshot" });
+  const client = new pg.Client({ connectionString: postgresUrl(config.postgres.runner_database, config), application_name: "world-guard" });
   await client.connect();
   try {
     const position = await client.query<{ value: string }>("select value from runner.variables where key = $1", [WORLD_POSITION_KEY]);
@@ -83,7 +83,7 @@ async function readTables(config: StandConfig): Promise<Record<string, number>> 
 }
 
 async function readKafka(config: StandConfig): Promise<Pick<WorldSnapshot, "topicEnds" | "groupOffsets">> {
-  const kafka = new Kafka({ clientId: "world-snapshot", brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING, retry: { retries: 2 } });
+  const kafka = new Kafka({ clientId: "world-guard", brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING, retry: { retries: 2 } });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -143,7 +143,7 @@ function summary(s: WorldSnapshot): string {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const program = new Command("world-snapshot").description("read the user's world without changing it");
+  const program = new Command("world-guard").description("read the user's world without changing it");
   program
     .command("apart")
     .requiredOption("--config <file>", "the user's stand config")
@@ -151,7 +151,7 @@ async function main(argv: string[]): Promise<void> {
     .action((o: { config: string; testConfig: string }) => {
       const shared = sharedResources(readConfigFile(o.config), readConfigFile(o.testConfig));
       if (shared.length > 0) {
-        console.error(`world-snapshot: the test stand (${o.testConfig}) shares ${shared.join(", ")} with your stand (${o.config}); ` +
+        console.error(`world-guard: the test stand (${o.testConfig}) shares ${shared.join(", ")} with your stand (${o.config}); ` +
           "tests would run on your world. Give the test stand its own ports and state_dir.");
         process.exitCode = 2;
       }

@@ -1,11 +1,11 @@
-// The step DAGs' check that a played day is whole in ODS (dags/support/hits-consumed.ts): the day
+// The step DAGs' check that a played day is whole in ODS (tasks/hits-consumed.ts): the day
 // is counted from the generator's own code, and a count that ODS does not hold makes the wait red.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { World, generateDay } from "../../generator/src/day.ts";
 import { loadPassport } from "../../src/world/passport.ts";
 import { WorldTaskError } from "../../src/world/io.ts";
-import { playedDay, waitForHitsConsumed } from "../../dags/support/hits-consumed.ts";
+import { playedDay, waitForHitsConsumed } from "../../tasks/hits-consumed.ts";
 import { runUpCommand, useRunnerService } from "../support/rest-world.ts";
 import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
 

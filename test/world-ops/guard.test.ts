@@ -1,10 +1,10 @@
-// The world guard (src/stand/world-snapshot.ts) on the stand the tests run on: a snapshot taken twice
+// The world guard (src/world-ops/guard.ts) on the stand the tests run on: a snapshot taken twice
 // with nothing in between is equal; a message produced to a fresh topic is a difference it names
 // (the red path, made without touching the world); configs that share a port are refused.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loadStandConfig } from "../../src/config/stand.ts";
-import { diffSnapshots, readConfigFile, sharedResources, takeWorldSnapshot } from "../../src/stand/world-snapshot.ts";
+import { diffSnapshots, readConfigFile, sharedResources, takeWorldSnapshot } from "../../src/world-ops/guard.ts";
 import { kafkaClient, randomName } from "../support/live-stand.ts";
 
 describe("the world guard", () => {
