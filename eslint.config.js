@@ -35,6 +35,16 @@ export default tseslint.config(
               message: "Only src/server wires in dags/ and tasks/; move what you need into src/ (world domain: src/world).",
             },
             {
+              target: "./src/**/*",
+              from: ["./test", "./harness", "./bench"],
+              message: "src/ is the product: tests, benches and their harness build on it, never the other way.",
+            },
+            {
+              target: ["./harness/**/*", "./bench/**/*"],
+              from: "./test",
+              message: "Tests and benches share harness/; a helper both need moves there.",
+            },
+            {
               // configuration is the floor every room stands on: it reads files and env, nothing else
               target: "./src/config/**/*",
               from: "./src",

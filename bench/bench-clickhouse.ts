@@ -14,6 +14,7 @@ import { kafkaBroker, loadStandConfig, repoRoot, type StandConfig } from "../src
 import { standContext } from "../src/stand/stand.ts";
 import { isProcessOurs } from "../src/stand/supervisor.ts";
 import { readCatalogCsv, worldTemplateValues } from "../src/world/ddl-template.ts";
+import { kafkaEngineClause, kafkaPositionExpressions } from "./kafka-engine.ts";
 import { listDdlFiles } from "../tasks/ddl.ts";
 import type { OdsCounts } from "../tasks/wait-for-ods.ts";
 
@@ -54,12 +55,12 @@ export function kafkaEngineValues(platform: Platform, target: KafkaEngineTarget,
     cluster: quoteIdentifier(config.clickhouse.cluster),
     db,
     hits_topic: quoteString(target.topic),
-    reader_engine: platform.kafkaEngine({ brokers: kafkaBroker(config), topic: target.topic, group: target.group, format: "JSONEachRow" }),
+    reader_engine: kafkaEngineClause(platform, { brokers: kafkaBroker(config), topic: target.topic, group: target.group, format: "JSONEachRow" }),
     "platform.low_cardinality_string": platform.lowCardinality("String"),
     "platform.instant_type": platform.instantType,
     "platform.instant_now": platform.instantNow,
-    "platform.kafka_partition": platform.kafkaPartitionExpression,
-    "platform.kafka_offset": platform.kafkaOffsetExpression,
+    "platform.kafka_partition": kafkaPositionExpressions(platform).partition,
+    "platform.kafka_offset": kafkaPositionExpressions(platform).offset,
     "platform.hits_landing_source": platform.viewChainSource(`${db}.hits_raw_mv`, `${db}.hits_raw`),
   };
 }

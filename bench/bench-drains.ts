@@ -9,18 +9,13 @@
 //   the Kafka engine  a reader per node, created (new group, so from offset 0) under the name its
 //                     views were made over (bench-clickhouse.ts prepareKafkaEngine): consumption
 //                     starts with every view in place
-import type { ClickHouseClient } from "@clickhouse/client";
 import { Kafka, logLevel } from "kafkajs";
 import { Registry } from "prom-client";
-import { createNodeClient } from "../src/clickhouse/client.ts";
 import { quoteIdentifier } from "../src/clickhouse/sql.ts";
-import { kafkaBroker, loadStandConfig } from "../src/config/stand.ts";
-import { ClickHouseRowInserter, type RowInserter } from "../src/loader/clickhouse-sink.ts";
 import { compileLoaderConfig } from "../src/config/loader.ts";
-import { TopicLoader } from "../src/loader/consumer.ts";
+import { kafkaBroker, loadStandConfig } from "../src/config/stand.ts";
 import { ClickHouseDeadLetterSink } from "../src/loader/dead-letters.ts";
-import { LoaderCore } from "../src/loader/flush-cycle.ts";
-import { HITS_LANDING_TABLE, hitsRouter, loaderInsertSettings } from "../src/loader/host.ts";
+import { createTopicLoader, hitsRouter, LOADER_CONSUMER_SETTINGS, loaderInsertSettings, nodeInserters } from "../src/loader/world-loader.ts";
 import { LoaderMetrics } from "../src/loader/metrics.ts";
 import { benchClickHouse, benchName, benchPlatform, clickhouseCpuMicros, clickhousePids, startKafkaEngine, type KafkaEngineChain } from "./bench-clickhouse.ts";
 import { waitForDrain, withAdmin, type Drain } from "./bench-kafka.ts";
@@ -33,27 +28,6 @@ export interface DrainResult {
   processCpuMicros: number;
   /** CPU µs of the ClickHouse servers during the drain. */
   clickhouseCpuMicros: number;
-}
-
-/** What the world's loader passes kafkajs (src/loader/host.ts). */
-const LOADER_CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 30_000, heartbeatInterval: 3000 } as const;
-
-type Lines = Parameters<RowInserter["insertLines"]>[1];
-
-/** The world loader's `node:table` targets (host.ts), with the world's landing swapped for the bench's. */
-class BenchLandingInserter implements RowInserter {
-  constructor(
-    private readonly byNode: ReadonlyMap<string, RowInserter>,
-    private readonly landing: string,
-  ) {}
-
-  async insertLines(target: string, lines: Lines): Promise<void> {
-    const colon = target.indexOf(":");
-    const inserter = this.byNode.get(target.slice(0, colon));
-    const table = target.slice(colon + 1);
-    if (colon < 0 || !inserter || table !== HITS_LANDING_TABLE) throw new Error(`the loader bench got target '${target}', not <node>:${HITS_LANDING_TABLE}`);
-    await inserter.insertLines(this.landing, lines);
-  }
 }
 
 export interface LoaderDrainInput {
@@ -75,34 +49,20 @@ function qualified(name: string): string {
 export async function drainWithLoader(input: LoaderDrainInput): Promise<DrainResult> {
   const config = loadStandConfig();
   const platform = await benchPlatform();
-  const settings = loaderInsertSettings(platform);
+  // admin, not etl as in the world: etl may write only the world's databases
+  const { inserter, clients, first } = nodeInserters(config, "admin", loaderInsertSettings(platform));
   const nodes = config.clickhouse.nodes.map((n) => n.name);
-  const clients: ClickHouseClient[] = [];
-  const byNode = new Map<string, RowInserter>();
-  for (const node of nodes) {
-    // admin, not etl as in the world: etl may write only the world's databases
-    const { client } = createNodeClient({ node, account: "admin", config, requestTimeoutMs: 120_000 });
-    clients.push(client);
-    byNode.set(node, new ClickHouseRowInserter(client, settings));
-  }
-  const [firstClient] = clients;
-  if (!firstClient) throw new Error("the stand config lists no ClickHouse node");
   const kafka = new Kafka({ clientId: "loader-bench", brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING });
-  const loader = new TopicLoader({
+  const loader = createTopicLoader({
     kafka,
     topic: input.topic,
     groupId: input.groupId,
-    consumer: LOADER_CONSUMER_SETTINGS,
-    createCore: (commit) =>
-      new LoaderCore({
-        config: compileLoaderConfig(config.loader.options ?? {}),
-        inserter: new BenchLandingInserter(byNode, qualified(input.landing)),
-        deadLetters: new ClickHouseDeadLetterSink(firstClient, qualified(input.deadLetters)),
-        commit,
-        decodeMode: "json-object",
-        route: hitsRouter(nodes),
-        metrics: new LoaderMetrics(new Registry()),
-      }),
+    decodeMode: "json-object",
+    route: hitsRouter(nodes, qualified(input.landing)),
+    inserter,
+    deadLetters: new ClickHouseDeadLetterSink(first, qualified(input.deadLetters)),
+    config: compileLoaderConfig(config.loader.options ?? {}),
+    metrics: new LoaderMetrics(new Registry()),
   });
   try {
     return await measureDrain(() => loader.start(), input.groupId, input.topic, input.ods);

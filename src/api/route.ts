@@ -4,7 +4,7 @@
 import express from "express";
 import type { Request, RequestHandler, Response, Router } from "express";
 import { z } from "zod";
-import { assertStorableJson } from "./bodyChecks.ts";
+import { assertStorableJson } from "./body-checks.ts";
 import { ApiProblem } from "./problem.ts";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";

@@ -4,23 +4,6 @@
 // 18.16 values were probed on the stand (docs/stand.md); the other thresholds are the first upstream
 // release with the feature as far as the changelogs tell, not tested here (no other server on hand). platformForVersion() renders without a server, for tests and reviews.
 import type { StandClickHouse } from "./client.ts";
-import { quoteString } from "./sql.ts";
-
-export interface KafkaReaderSpec {
-  brokers: string;
-  topic: string;
-  group: string;
-  /**
-   * JSONEachRow: one row per message, columns taken by key. WholeMessage: a single String column
-   * holding each message as sent (RawBLOB on modern servers; see wholeMessageFormat for 18.16).
-   */
-  format: "JSONEachRow" | "WholeMessage";
-  consumers?: number;
-  /** Skip up to N unparsable messages per block; 18.16 has no such setting and stops on the first one. */
-  skipBrokenMessages?: number;
-  /** A direct SELECT commits the offsets it read: 18.16 always does, modern servers need kafka_commit_on_select. */
-  commitOnSelect?: boolean;
-}
 
 export interface Platform {
   version: string;
@@ -56,23 +39,14 @@ export interface Platform {
   hasDropSync: boolean;
   /** Direct SELECT from a Kafka table needs stream_like_engine_allow_direct_select (21.12+). */
   kafkaDirectSelectNeedsSetting: boolean;
-  /** `ENGINE = Kafka SETTINGS …` for this server (unsupported optional settings are left out). */
-  kafkaEngine(spec: KafkaReaderSpec): string;
-  /** A String field of a JSON text column: JSONExtractString or visitParamExtractString. */
-  jsonExtractString(column: string, key: string): string;
   /** Settings for an INSERT into a Distributed table that must reach the shards before it returns. */
   syncDistributedInsertSettings(): Readonly<Record<string, 1>>;
-  /** Settings for `INSERT … SELECT … FROM <kafka table>` (a direct read that commits what it took). */
-  kafkaDirectSelectSettings(): Readonly<Record<string, 1>>;
   /** Type of a UTC instant with milliseconds; 18.16 has no DateTime64 and keeps whole seconds. */
   instantType: string;
   /** The current instant in instantType. */
   instantNow: string;
   /** `LowCardinality(type)` where it is production-ready (19.1+); the plain type on 18.16, where it is experimental. */
   lowCardinality(type: string): string;
-  /** Expressions for a Kafka reader's partition and offset: the virtual columns, or NULL where the server has none. */
-  kafkaPartitionExpression: string;
-  kafkaOffsetExpression: string;
   /** `TTL <expression>` for a MergeTree table, or nothing on a server without table TTL. */
   ttlClause(expression: string): string;
   /** " SYNC" where DROP waits for the data to go (modern Atomic databases), else "". */
@@ -81,17 +55,6 @@ export interface Platform {
 
 function atLeast(major: number, minor: number, wantMajor: number, wantMinor: number): boolean {
   return major > wantMajor || (major === wantMajor && minor >= wantMinor);
-}
-
-/**
- * Kafka format settings. A whole-message reader on 18.16 (no RawBLOB) is TabSeparated with one String
- * column and a newline after each message: a JSON message without raw tabs arrives whole, but TSV
- * unescaping applies, so `\"` and other backslash sequences come out unescaped (orders carry none).
- */
-function kafkaFormatSettings(format: KafkaReaderSpec["format"], supportsRawBlob: boolean): string[] {
-  if (format === "JSONEachRow") return [`kafka_format = 'JSONEachRow'`];
-  if (supportsRawBlob) return [`kafka_format = 'RawBLOB'`];
-  return [`kafka_format = 'TabSeparated'`, `kafka_row_delimiter = '\\n'`];
 }
 
 /** The platform of a server reporting `version` (e.g. "18.16.1", "24.8.4.13"). */
@@ -129,36 +92,14 @@ export function platformForVersion(version: string): Platform {
     hasTableTtl: is(19, 6),
     hasDropSync,
     kafkaDirectSelectNeedsSetting,
-    kafkaEngine(spec: KafkaReaderSpec): string {
-      const settings = [
-        `kafka_broker_list = ${quoteString(spec.brokers)}`,
-        `kafka_topic_list = ${quoteString(spec.topic)}`,
-        `kafka_group_name = ${quoteString(spec.group)}`,
-        ...kafkaFormatSettings(spec.format, supportsRawBlob),
-      ];
-      if (spec.consumers !== undefined) settings.push(`kafka_num_consumers = ${spec.consumers}`);
-      if (spec.skipBrokenMessages !== undefined && kafkaSkipsBrokenMessages) {
-        settings.push(`kafka_skip_broken_messages = ${spec.skipBrokenMessages}`);
-      }
-      if (spec.commitOnSelect === true && kafkaDirectSelectNeedsSetting) settings.push("kafka_commit_on_select = 1");
-      return `ENGINE = Kafka SETTINGS ${settings.join(", ")}`;
-    },
-    jsonExtractString(column: string, key: string): string {
-      return hasJsonFunctions ? `JSONExtractString(${column}, ${quoteString(key)})` : `visitParamExtractString(${column}, ${quoteString(key)})`;
-    },
     syncDistributedInsertSettings(): Readonly<Record<string, 1>> {
       return { [distributedSyncInsertSetting]: 1 };
-    },
-    kafkaDirectSelectSettings(): Readonly<Record<string, 1>> {
-      return kafkaDirectSelectNeedsSetting ? { stream_like_engine_allow_direct_select: 1 } : {};
     },
     instantType: hasDateTime64 ? "DateTime64(3, 'UTC')" : "DateTime('UTC')",
     instantNow: hasDateTime64 ? "now64(3)" : "now()",
     lowCardinality(type: string): string {
       return is(19, 1) ? `LowCardinality(${type})` : type;
     },
-    kafkaPartitionExpression: hasKafkaVirtualColumns ? "_partition" : "CAST(NULL AS Nullable(UInt64))",
-    kafkaOffsetExpression: hasKafkaVirtualColumns ? "_offset" : "CAST(NULL AS Nullable(UInt64))",
     ttlClause(expression: string): string {
       return is(19, 6) ? `TTL ${expression}` : "";
     },

@@ -38,7 +38,7 @@ export const loaderConfigSchema = z
     /** Inserts one salvage may spend on a rejected batch before the rest is held for the next cycle. */
     salvageInsertBudget: positiveInt.default(256),
     /** After this many holds in a row by code 252 of a table's batch with the same first row, the
-     * next flush splits that batch in halves (flush-cycle.ts says why). */
+     * next flush splits that batch in halves (loader-core.ts says why). */
     tooManyPartsSplitAfter: positiveInt.default(3),
     flush: flushSchema.default(() => flushSchema.parse({})),
     backoff: backoffSchema.default(() => backoffSchema.parse({})),

@@ -6,12 +6,12 @@
 import { Readable } from "node:stream";
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
 import { quoteIdentifier } from "../clickhouse/sql.ts";
+import type { LoaderTarget } from "./types.ts";
 
-/** Where rows go: one INSERT per call, all or nothing (a batch below max_insert_block_size is one block).
- * `table` is the router's target string: what it names (node, database, table) is the inserter's business. */
+/** Where rows go: one INSERT per call, all or nothing (a batch below max_insert_block_size is one block). */
 export interface RowInserter {
   /** Each line is one JSONEachRow row, UTF-8, ending with its newline (jsonEachRowBody joins them). */
-  insertLines(table: string, lines: readonly Buffer[]): Promise<void>;
+  insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void>;
 }
 
 /**
@@ -54,9 +54,9 @@ export class ClickHouseRowInserter implements RowInserter {
     private readonly settings: ClickHouseSettings = {},
   ) {}
 
-  /** `table` is already qualified and quoted (qualifiedTable). */
-  async insertLines(table: string, lines: readonly Buffer[]): Promise<void> {
-    await execInsert(this.client, `INSERT INTO ${table} FORMAT JSONEachRow`, jsonEachRowChunks(lines), { ...STRICT_INPUT, ...this.settings });
+  /** Inserts into the target's table on this inserter's node; the table is already qualified and quoted (qualifiedTable). */
+  async insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void> {
+    await execInsert(this.client, `INSERT INTO ${target.table} FORMAT JSONEachRow`, jsonEachRowChunks(lines), { ...STRICT_INPUT, ...this.settings });
   }
 }
 

@@ -6,7 +6,7 @@
 // flush is bounded by drainTimeoutMs even when an insert hangs, and the consumer always disconnects.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer, ConsumerConfig, EachBatchPayload, Kafka } from "kafkajs";
-import type { CycleReport, LoaderCore } from "./flush-cycle.ts";
+import type { CycleReport, LoaderCore } from "./loader-core.ts";
 import type { CommitPoint } from "./offsets.ts";
 import type { TableBackoffState } from "./table-backoff.ts";
 import { partitionKey, type TopicPartition } from "./types.ts";

@@ -2,7 +2,7 @@
 // table's rows are first held (the refusal's class, code and text, and what happens next), a
 // reminder every 10 s while they stay held, one line when inserts land again, and every failed
 // commit. The same state is on /health and /metrics; the log is where an operator looks first.
-import type { CycleReport } from "./flush-cycle.ts";
+import type { CycleReport } from "./loader-core.ts";
 
 export interface CycleLogSink {
   info(line: string): void;

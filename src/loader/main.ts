@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { loadStandConfig, loaderListenHost } from "../config/stand.ts";
 import { controlPool, readIngestControl, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
-import { WorldLoader } from "./host.ts";
+import { WorldLoader } from "./world-loader.ts";
 import { armPauseBody, PausePoints } from "./pause-points.ts";
 
 const CONTROL_POLL_MS = 250;

@@ -8,6 +8,7 @@
 import type { BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
 import { classifyRejection, type Rejection } from "./rejections.ts";
+import type { LoaderTarget } from "./types.ts";
 
 export interface RejectedRow {
   row: BufferedRow;
@@ -30,7 +31,7 @@ export interface SalvageOptions {
   insertBudget: number;
   errorTextCapBytes: number;
   /** Codes that split a failed slice in halves like a data rejection, although they are not the
-   * rows' fault: a single row failing with one is held, never dead-lettered (flush-cycle.ts uses
+   * rows' fault: a single row failing with one is held, never dead-lettered (loader-core.ts uses
    * it for a batch that code 252 keeps refusing). */
   splitOnCodes?: ReadonlySet<number>;
 }
@@ -38,8 +39,8 @@ export interface SalvageOptions {
 /** Why rows were held when the salvage spent its insert budget: not a fault, so no backoff. */
 export const BUDGET_SPENT: Rejection = { kind: "unknown", code: undefined, reason: "salvage_budget_spent", text: "salvage insert budget spent; the rest waits for the next flush cycle" };
 
-/** Inserts `rows` into `table`, salvaging around data rejections. */
-export async function insertWithSalvage(inserter: RowInserter, table: string, rows: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
+/** Inserts `rows` into `target`, salvaging around data rejections. */
+export async function insertWithSalvage(inserter: RowInserter, target: LoaderTarget, rows: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
   const outcome: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [] };
   // Work list of slices, in order; a rejected slice is replaced by its two halves.
   const pending: BufferedRow[][] = rows.length > 0 ? [rows.slice()] : [];
@@ -57,7 +58,7 @@ export async function insertWithSalvage(inserter: RowInserter, table: string, ro
     }
     outcome.inserts++;
     try {
-      await inserter.insertLines(table, slice.map((row) => row.line));
+      await inserter.insertLines(target, slice.map((row) => row.line));
       outcome.landed.push(...slice);
     } catch (err) {
       const rejection = classifyRejection(err, options.errorTextCapBytes);

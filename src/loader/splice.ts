@@ -9,15 +9,15 @@
 // server refuse the row (duplicate field, code 117): it becomes a data dead letter through salvage.
 import { writeJsonString, jsonStringMaxBytes } from "./json-bytes.ts";
 import type { ObjectMembers } from "./decode.ts";
-import type { LoaderMessage } from "./types.ts";
+import type { LoaderMessage, LoaderTarget } from "./types.ts";
 
 export type LeadingFieldValue = string | number | bigint | boolean;
 export type LeadingFields = Readonly<Record<string, LeadingFieldValue>>;
 
-/** Where a message goes: a target (opaque to the core; the RowInserter knows what it names) and the
- * fields written before the message's own members. */
+/** Where a message goes: its target (the router hands out the same object for the same target)
+ * and the fields written before the message's own members. */
 export interface SpliceRoute {
-  table: string;
+  target: LoaderTarget;
   fields: LeadingFields;
 }
 

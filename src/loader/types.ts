@@ -15,7 +15,7 @@
 // - placed: a message whose row was inserted, or whose dead letter was inserted (or was dropped and
 //   counted). Only placed messages may be committed past (offsets.ts).
 // - flush cycle: one round of inserts for the buffers that are due plus one dead-letter insert,
-//   followed by at most one offset commit (flush-cycle.ts).
+//   followed by at most one offset commit (loader-core.ts).
 // - held: rows whose insert failed for a reason that is not theirs (transient fault, schema
 //   trouble); they stay buffered, block their partitions' commits and are retried with backoff.
 // - salvage: splitting a batch the server rejected for data reasons until the bad rows are alone
@@ -45,6 +45,17 @@ export interface MessageSource extends TopicPartition {
   raw: Buffer;
   /** The value's full length in bytes (raw may be shorter). */
   rawBytes: number;
+}
+
+/** Where rows land: a table (`db.table`, quoted as it goes into SQL) on one ClickHouse node. */
+export interface LoaderTarget {
+  readonly node: string;
+  readonly table: string;
+}
+
+/** `node:table`: a target's name in buffers, metrics labels and dead letters' target_table. */
+export function targetName(target: LoaderTarget): string {
+  return `${target.node}:${target.table}`;
 }
 
 /** `topic/partition`: the key of per-partition maps. */

@@ -5,7 +5,7 @@
 import express from "express";
 import type { Request, Response, Router } from "express";
 import { z } from "zod";
-import { assertStorableJson } from "../api/bodyChecks.ts";
+import { assertStorableJson } from "../api/body-checks.ts";
 import { ApiProblem } from "../api/problem.ts";
 import { dagIdSchema, runIdSchema } from "../api/schemas.ts";
 import type { RunnerService } from "../runner/service.ts";

@@ -11,8 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { repoRoot, standConfigPath } from "../../src/config/stand.ts";
 import { TEST_TOKEN, startApi } from "../api/harness.ts";
 import type { ApiHarness } from "../api/harness.ts";
-import { testDags } from "../api/testDags.ts";
-import { useTestRunner } from "../support/runner-db.ts";
+import { testDags } from "../api/test-dags.ts";
+import { useTestRunner } from "../../harness/runner-db.ts";
 
 interface CliResult {
   code: number | null;

@@ -13,7 +13,7 @@ import { DQ_CHECKS, DqCheckFailedError, MISMATCH_CLASSES, assertCheckPassed, mea
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { snapshotView } from "../etl/marts.ts";
 import { adminSession, quietIo } from "../etl/world.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 import { buildPlayedWorld, odsRow } from "./world-fixture.ts";
 
 const DAYS = 10;

@@ -10,9 +10,9 @@ import { after, before, describe, it } from "node:test";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { DQ_CHECKS, MISMATCH_CLASSES } from "../../tasks/dq.ts";
-import { api, describeRun, readPositionText, runDag, stateOf, taskInstances, taskLog, useRunnerService, withClickHouse } from "../support/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
-import { rewriteDailyRevenue } from "../support/mart-corruption.ts";
+import { api, describeRun, readPositionText, runDag, stateOf, taskInstances, taskLog, useRunnerService, withClickHouse } from "../../harness/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { rewriteDailyRevenue } from "../../harness/mart-corruption.ts";
 
 const enc = encodeURIComponent;
 let lock: WorldLock;

@@ -7,7 +7,7 @@ import type { StandConfig } from "../../src/config/stand.ts";
 import { runClickHouseChecks, type CheckResult, type Expectations } from "../../src/world-ops/checks.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import * as fx from "./fixture.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
 
 let lock: WorldLock;

@@ -10,7 +10,7 @@ import type { StandClickHouse } from "../../src/clickhouse/client.ts";
 import { kafkaBroker } from "../../src/config/stand.ts";
 import { ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { parseOrdersBatch, pullOrdersBatch } from "../../tasks/orders.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
 
 let lock: WorldLock;

@@ -18,7 +18,7 @@ import { formatCheckResult, loadExpectations, runClickHouseChecks } from "../../
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { parseOrdersBatch } from "../../tasks/orders.ts";
 import { snapshotAllViews } from "./marts.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 import { adminSession, quietIo, rebuildWorldWithoutIngest } from "./world.ts";
 
 const run = promisify(execFile);

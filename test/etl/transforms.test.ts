@@ -15,7 +15,7 @@ import { SqlStatementError, readSqlFile, runSqlFile } from "../../src/clickhouse
 import { runTemplateValues } from "../../tasks/etl-sql.ts";
 import * as fx from "./fixture.ts";
 import { snapshotAllViews, tuples } from "./marts.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
 
 let lock: WorldLock;

@@ -36,10 +36,10 @@ import {
   type OffsetRange,
   type OffsetSample,
   type Offsets,
-} from "../support/loader-day.ts";
-import { kafkaClient } from "../support/live-stand.ts";
-import { describeRun, readPositionText, runUpCommand, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun } from "../support/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+} from "../../harness/loader-day.ts";
+import { kafkaClient } from "../../harness/live-stand.ts";
+import { describeRun, readPositionText, runUpCommand, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun } from "../../harness/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 
 const quiet = (): undefined => undefined;
 const ctx = standContext(quiet);

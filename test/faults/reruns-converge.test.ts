@@ -23,8 +23,8 @@ import {
   waitForRun,
   withRunnerDb,
   type FinishedRun,
-} from "../support/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+} from "../../harness/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 
 const enc = encodeURIComponent;
 const LAYERS = ["ods", "dds", "dm"] as const;

@@ -29,10 +29,10 @@ import {
   triggerRun,
   useRunnerService,
   waitForRun,
-} from "../support/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
-import { armLoaderPause, releaseAllLoaderPauses } from "../support/loader-day.ts";
-import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses, type PauseBoundary } from "../support/runner-pauses.ts";
+} from "../../harness/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { armLoaderPause, releaseAllLoaderPauses } from "../../harness/loader-day.ts";
+import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses, type PauseBoundary } from "../../harness/runner-pauses.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
 
 const quiet = (): undefined => undefined;

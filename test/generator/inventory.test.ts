@@ -9,7 +9,7 @@ import { repoRoot } from "../../src/config/stand.ts";
 import { buildCatalog, catalogCsv, sha256Hex } from "../../generator/src/catalog.ts";
 import { CATALOG_PATH, INVENTORY_PATH, checkInventory } from "../../generator/src/inventory.ts";
 import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../../generator/src/world.ts";
-import { readPassport } from "../support/generator-fixtures.ts";
+import { readPassport } from "../../harness/generator-fixtures.ts";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "generator-inventory-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));

@@ -24,8 +24,8 @@ import {
   useRunnerService,
   waitForRun,
   type FinishedRun,
-} from "../support/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+} from "../../harness/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 
 const { WORLD_STARTING_DAYS } = await loadPassport();
 

@@ -37,9 +37,9 @@ import {
   taskLog,
   topicId,
   useRunnerService,
-} from "../support/rest-world.ts";
+} from "../../harness/rest-world.ts";
 import { ddsAndDmDates, expectCanonicalOds, recordFakeDrift, runCli, worldSnapshot } from "./world-checks.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 
 const quiet = { signal: new AbortController().signal, log: () => undefined };
 

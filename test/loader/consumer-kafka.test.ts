@@ -7,11 +7,11 @@ import type { Admin, Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ClickHouseRowInserter, qualifiedTable, type RowInserter } from "../../src/loader/clickhouse-sink.ts";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
-import { TopicLoader } from "../../src/loader/consumer.ts";
+import type { TopicLoader } from "../../src/loader/consumer.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
-import { LoaderCore } from "../../src/loader/flush-cycle.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "../support/live-stand.ts";
+import { createTopicLoader } from "../../src/loader/world-loader.ts";
+import { kafkaClient, randomName, retry, waitUntil } from "../../harness/live-stand.ts";
 import { createLiveDatabase, type LiveDatabase } from "./live-clickhouse.ts";
 
 describe("TopicLoader on the real Kafka and ClickHouse", () => {
@@ -49,23 +49,19 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
   });
 
   function loader(registry: Registry, maxAgeMs = 100, options: { group?: string; inserter?: RowInserter; drainTimeoutMs?: number } = {}): TopicLoader {
-    const created = new TopicLoader({
+    // the service's own factory and consumer settings; a database, topic and group of the test's own
+    const created = createTopicLoader({
       kafka,
       topic,
       groupId: options.group ?? groupId,
       tickMs: 20,
       drainTimeoutMs: options.drainTimeoutMs,
-      consumer: { maxWaitTimeInMs: 100, sessionTimeout: 30_000, heartbeatInterval: 3000 },
-      createCore: (commit) =>
-        new LoaderCore({
-          config: compileLoaderConfig({ maxMessageBytes: 64 * 1024, flush: { maxRows: 50, maxAgeMs } }),
-          inserter: options.inserter ?? new ClickHouseRowInserter(db.client),
-          deadLetters: new ClickHouseDeadLetterSink(db.client, deadLetters),
-          commit,
-          decodeMode: "json-object",
-          route: (message) => ({ table: events, fields: { part: message.partition } }),
-          metrics: new LoaderMetrics(registry),
-        }),
+      config: compileLoaderConfig({ maxMessageBytes: 64 * 1024, flush: { maxRows: 50, maxAgeMs } }),
+      inserter: options.inserter ?? new ClickHouseRowInserter(db.client),
+      deadLetters: new ClickHouseDeadLetterSink(db.client, deadLetters),
+      decodeMode: "json-object",
+      route: (message) => ({ target: { node: "ch1", table: events }, fields: { part: message.partition } }),
+      metrics: new LoaderMetrics(registry),
     });
     loaders.push(created);
     return created;

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CycleLog } from "../../src/loader/cycle-log.ts";
-import type { CycleReport } from "../../src/loader/flush-cycle.ts";
+import type { CycleReport } from "../../src/loader/loader-core.ts";
 
 function report(overrides: Partial<CycleReport>): CycleReport {
   return {

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Registry } from "prom-client";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
-import { LoaderCore } from "../../src/loader/flush-cycle.ts";
+import { LoaderCore } from "../../src/loader/loader-core.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 
 test("metrics live in the caller's registry; the core observes per-table flush time; the host's gauges read back", async () => {
@@ -14,7 +14,7 @@ test("metrics live in the caller's registry; the core observes per-table flush t
   const core = new LoaderCore({
     config: compileLoaderConfig({}),
     decodeMode: "json-object",
-    route: (message) => ({ table: message.partition === 0 ? "ch1:a" : "ch2:b", fields: {} }),
+    route: (message) => ({ target: message.partition === 0 ? { node: "ch1", table: "a" } : { node: "ch2", table: "b" }, fields: {} }),
     inserter: { insertLines: () => Promise.resolve() },
     deadLetters: { write: () => Promise.resolve() },
     commit: () => Promise.resolve(),

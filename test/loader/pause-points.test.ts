@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
-import { LoaderCore } from "../../src/loader/flush-cycle.ts";
+import { LoaderCore } from "../../src/loader/loader-core.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import { armPauseBody, PausePoints } from "../../src/loader/pause-points.ts";
 
@@ -16,7 +16,7 @@ function coreWith(points: PausePoints) {
   const core = new LoaderCore({
     config: compileLoaderConfig({ flush: { maxRows: 1000, maxAgeMs: 1 } }),
     decodeMode: "json-object",
-    route: () => ({ table: "t", fields: {} }),
+    route: () => ({ target: { node: "ch1", table: "t" }, fields: {} }),
     inserter: {
       insertLines: (_table, lines) => {
         for (const line of lines) inserted.push(line.toString("utf8"));

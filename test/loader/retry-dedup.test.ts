@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { platformForVersion, type Platform } from "../../src/clickhouse/platform.ts";
 import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhouse-sink.ts";
-import { loaderInsertSettings } from "../../src/loader/host.ts";
+import { loaderInsertSettings } from "../../src/loader/world-loader.ts";
 import { createLiveDatabase, type LiveDatabase } from "./live-clickhouse.ts";
 
 describe("a retried loader INSERT after a failure below a replicated table", () => {
@@ -49,10 +49,10 @@ describe("a retried loader INSERT after a failure below a replicated table", () 
   async function failThenRetry(n: number, inserter: ClickHouseRowInserter): Promise<{ stage: number; final: number }> {
     const lines = [Buffer.from(`{"n":${n},"s":"retried"}\n`)];
     await db.client.command({ query: `INSERT INTO ${t("fail")} VALUES (1)` });
-    await assert.rejects(inserter.insertLines(t("landing"), lines), /throwIf|non zero/i, "the first try fails in final_mv");
+    await assert.rejects(inserter.insertLines({ node: "ch1", table: t("landing") }, lines), /throwIf|non zero/i, "the first try fails in final_mv");
     assert.deepEqual(await counts(n), { stage: 1, final: 0 }, "the first try stored its row in stage before final_mv failed");
     await db.client.command({ query: `TRUNCATE TABLE ${t("fail")}` });
-    await inserter.insertLines(t("landing"), lines);
+    await inserter.insertLines({ node: "ch1", table: t("landing") }, lines);
     return counts(n);
   }
 

@@ -8,7 +8,7 @@ import { Registry } from "prom-client";
 import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhouse-sink.ts";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
-import { LoaderCore, type DecodeMode, type SpliceRouter } from "../../src/loader/flush-cycle.ts";
+import { LoaderCore, type DecodeMode, type SpliceRouter } from "../../src/loader/loader-core.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import type { LoaderMessage } from "../../src/loader/types.ts";
@@ -48,7 +48,7 @@ describe("salvage on the real ClickHouse", () => {
     await db.drop();
   });
 
-  function loader(commits: CommitPoint[][], registry: Registry, table = events, decodeMode: DecodeMode = "json-object", route: SpliceRouter = () => ({ table, fields: {} })): LoaderCore {
+  function loader(commits: CommitPoint[][], registry: Registry, table = events, decodeMode: DecodeMode = "json-object", route: SpliceRouter = () => ({ target: { node: "ch1", table }, fields: {} })): LoaderCore {
     return new LoaderCore({
       config: compileLoaderConfig({ maxMessageBytes: 4096, rawCapBytes: 1024, flush: { maxRows: 1000 } }),
       inserter: new ClickHouseRowInserter(db.client),
@@ -113,7 +113,7 @@ describe("salvage on the real ClickHouse", () => {
         { topic, partition: Number(letter.offset_text) % 2, key: `k${letter.offset_text}`, reason: plant.reason, code: plant.code, raw: capped.toString("hex").toUpperCase(), bytes: plant.value.length, length: capped.length },
         `dead letter at offset ${letter.offset_text}`,
       );
-      assert.equal(letter.target_table, plant.code === null ? "" : events);
+      assert.equal(letter.target_table, plant.code === null ? "" : `ch1:${events}`);
     }
     assert.match(await registry.getSingleMetricAsString("loader_dead_letters_total"), /reason="too_large"} 1/);
   });
@@ -142,7 +142,7 @@ describe("salvage on the real ClickHouse", () => {
       '{"id":4,"name":"Пример — ✓"}',
     ];
     const commits: CommitPoint[][] = [];
-    const core = loader(commits, new Registry(), spliced, "json-object", (message) => ({ table: spliced, fields: { lead: `p${message.partition}` } }));
+    const core = loader(commits, new Registry(), spliced, "json-object", (message) => ({ target: { node: "ch1", table: spliced }, fields: { lead: `p${message.partition}` } }));
     values.forEach((value, offset) => core.accept({ topic, partition: 7, offset: BigInt(offset), key: null, value: Buffer.from(value) }));
     const report = await core.runCycle({ all: true });
     assert.deepEqual([report.rowsLanded, report.deadLettersWritten, report.rowsHeld], [3, 1, 0]);
@@ -168,7 +168,7 @@ describe("salvage on the real ClickHouse", () => {
     ];
     const commits: CommitPoint[][] = [];
     const core = loader(commits, new Registry(), texts, "text", (message, text) => ({
-      table: texts,
+      target: { node: "ch1", table: texts },
       fields: { raw: text, kafka_topic: message.topic, kafka_partition: message.partition, kafka_offset: message.offset },
     }));
     values.forEach((value, offset) => core.accept({ topic, partition: 8, offset: BigInt(offset), key: null, value }));

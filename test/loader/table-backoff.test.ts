@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { RowInserter } from "../../src/loader/clickhouse-sink.ts";
 import { compileLoaderConfig, type LoaderConfigInput } from "../../src/config/loader.ts";
-import { LoaderCore, type CycleReport } from "../../src/loader/flush-cycle.ts";
+import { LoaderCore, type CycleReport } from "../../src/loader/loader-core.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import { TableBackoffs } from "../../src/loader/table-backoff.ts";
 import { serverError } from "./support.ts";
@@ -23,7 +23,7 @@ function fakeCore(inserter: RowInserter, config: LoaderConfigInput) {
     now: () => clock,
     random: () => 0.5,
     decodeMode: "json-object",
-    route: (message) => ({ table: message.partition === 0 ? "good" : "broken", fields: {} }),
+    route: (message) => ({ target: { node: "ch1", table: message.partition === 0 ? "good" : "broken" }, fields: {} }),
     inserter,
     deadLetters: { write: () => Promise.resolve() },
     commit: (points) => {
@@ -49,7 +49,7 @@ describe("per-table backoff", () => {
     const tries = { good: 0, broken: 0 };
     const w = fakeCore(
       {
-        insertLines: (table) => {
+        insertLines: ({ table }) => {
           if (table === "good") tries.good++;
           else tries.broken++;
           return table === "broken" && !brokenFixed ? Promise.reject(serverError(60)) : Promise.resolve();
@@ -67,7 +67,7 @@ describe("per-table backoff", () => {
     assert.equal(tries.broken, 3);
     assert.ok(tries.good >= 35, `the good table flowed: ${tries.good} inserts`);
     const status = w.core.status();
-    assert.deepEqual(status.heldTables.map((t) => [t.table, t.holds, t.lastDelayMs, t.heldBy.kind, t.heldBy.code]), [["broken", 3, 400, "schema", 60]]);
+    assert.deepEqual(status.heldTables.map((t) => [t.table, t.holds, t.lastDelayMs, t.heldBy.kind, t.heldBy.code]), [["ch1:broken", 3, 400, "schema", 60]]);
     assert.equal(status.heldRows, 40);
     assert.equal(status.gate.down, false);
     brokenFixed = true;

@@ -7,7 +7,7 @@ import { createPool } from "../../src/runner/db.ts";
 import { MigrationChangedError, SchemaTooNewError } from "../../src/runner/errors.ts";
 import { knownMigrations, migrate, migrationChecksum } from "../../src/runner/migrate.ts";
 import { createRunner } from "../../src/runner/runner.ts";
-import { type TestDatabase, createTestDatabase, silentLogger, withClient } from "../support/runner-db.ts";
+import { type TestDatabase, createTestDatabase, silentLogger, withClient } from "../../harness/runner-db.ts";
 
 describe("runner migrations", () => {
   let db: TestDatabase;

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import type { Runner } from "../../src/runner/runner.ts";
-import { type TestDatabase, createTestDatabase, startRunner, waitForTaskState, withClient } from "../support/runner-db.ts";
+import { type TestDatabase, createTestDatabase, startRunner, waitForTaskState, withClient } from "../../harness/runner-db.ts";
 
 const dags = [
   defineDag({ id: "long_haul" })

@@ -9,7 +9,8 @@ import { loadStandConfig } from "../../src/config/stand.ts";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
 import { detectPlatform } from "../../src/clickhouse/platform.ts";
 import { quoteIdentifier as id } from "../../src/clickhouse/sql.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "../support/live-stand.ts";
+import { kafkaEngineClause } from "../../bench/kafka-engine.ts";
+import { kafkaClient, randomName, retry, waitUntil } from "../../harness/live-stand.ts";
 
 const config = loadStandConfig();
 const cluster = id(config.clickhouse.cluster);
@@ -54,7 +55,7 @@ async function createReaders(): Promise<void> {
   await ch1.command(`CREATE TABLE ${id(db)}.hits_dist ON CLUSTER ${cluster} AS ${id(db)}.hits ENGINE = Distributed(${cluster}, ${id(db)}, hits, id)`);
   await ch1.command(
     `CREATE TABLE ${id(db)}.hits_queue ON CLUSTER ${cluster} (id UInt64, page String)
-     ${platform.kafkaEngine({ brokers, topic, group, format: "JSONEachRow" })}`,
+     ${kafkaEngineClause(platform, { brokers, topic, group, format: "JSONEachRow" })}`,
   );
   await ch1.command(`CREATE MATERIALIZED VIEW ${id(db)}.hits_mv ON CLUSTER ${cluster} TO ${id(db)}.hits AS SELECT id, page FROM ${id(db)}.hits_queue`);
 }

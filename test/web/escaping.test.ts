@@ -13,9 +13,9 @@ import { escapeHtml, html } from "../../src/web/html.ts";
 import { createWebRouter } from "../../src/web/router.ts";
 import { CONTENT_SECURITY_POLICY } from "../../src/web/security.ts";
 import { call } from "../api/harness.ts";
-import { triggerAndWait } from "../support/runner-db.ts";
+import { triggerAndWait } from "../../harness/runner-db.ts";
 import { useWebStand } from "./harness.ts";
-import { LABEL_VARIABLE } from "./webDags.ts";
+import { LABEL_VARIABLE } from "./web-dags.ts";
 
 const PROBE = `<img src=x onerror=window.__xss=1></script><script>window.__xss=1</script>"'&amp;`;
 

@@ -10,9 +10,9 @@ import type { BrowserContext, Page } from "playwright-core";
 import type { Runner } from "../../src/runner/runner.ts";
 import { startApi } from "../api/harness.ts";
 import type { ApiHarness } from "../api/harness.ts";
-import { useTestRunner } from "../support/runner-db.ts";
-import type { TestDatabase } from "../support/runner-db.ts";
-import { webDags } from "./webDags.ts";
+import { useTestRunner } from "../../harness/runner-db.ts";
+import type { TestDatabase } from "../../harness/runner-db.ts";
+import { webDags } from "./web-dags.ts";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 // Without the background-networking flags Chromium dials out at start, and this machine's closed

@@ -7,9 +7,9 @@ import type { Page } from "playwright-core";
 import { GRID_RUNS_PER_PAGE } from "../../src/web/pages/dag-grid.ts";
 import type { DagRunRecord } from "../../src/runner/types.ts";
 import { call } from "../api/harness.ts";
-import { triggerAndWait } from "../support/runner-db.ts";
+import { triggerAndWait } from "../../harness/runner-db.ts";
 import { useWebStand } from "./harness.ts";
-import { LABEL_VARIABLE } from "./webDags.ts";
+import { LABEL_VARIABLE } from "./web-dags.ts";
 
 const QUICK_RUNS = GRID_RUNS_PER_PAGE + 2;
 

@@ -11,10 +11,10 @@ import { apiBaseUrl } from "../../src/config/stand.ts";
 import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { WORLD_TOPICS } from "../../src/world/constants.ts";
 import { withKafkaAdmin } from "../../tasks/kafka-admin.ts";
-import { describeRun, readPositionText, runDag, triggerRun, useRunnerService, waitForRun, withClickHouse } from "../support/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
+import { describeRun, readPositionText, runDag, triggerRun, useRunnerService, waitForRun, withClickHouse } from "../../harness/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 import { launchChromium, SCREENSHOT_DIR } from "./harness.ts";
-import { rewriteDailyRevenue } from "../support/mart-corruption.ts";
+import { rewriteDailyRevenue } from "../../harness/mart-corruption.ts";
 
 let lock: WorldLock | undefined;
 let stopRunnerService: (() => Promise<void>) | undefined;

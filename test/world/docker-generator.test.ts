@@ -12,7 +12,7 @@ import { WorldTaskError } from "../../src/world/io.ts";
 import { buildGenerator, generatorImageFor, GENERATOR_IMAGE_REPOSITORY, type GeneratorBuild } from "../../tasks/generator-build.ts";
 import { runGenerator } from "../../tasks/generator-run.ts";
 import { FakeDockerEngine, fillRecording, type RecordedExchange } from "./fake-docker-engine.ts";
-import { recordingIo } from "../support/recording-io.ts";
+import { recordingIo } from "../../harness/recording-io.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 type Recording = Record<"generatorRun" | "failedBuild" | "failedRun", RecordedExchange[]>;

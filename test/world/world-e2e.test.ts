@@ -24,9 +24,9 @@ import { waitForLoaderCommitted } from "../../tasks/ingest-wait.ts";
 import { pullOrdersBatch } from "../../tasks/orders.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
 import { waitForOds } from "../../tasks/wait-for-ods.ts";
-import { takeWorldLock, type WorldLock } from "../support/world-lock.ts";
-import { recordingIo } from "../support/recording-io.ts";
-import { setTestIngest } from "../support/ingest.ts";
+import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { recordingIo } from "../../harness/recording-io.ts";
+import { setTestIngest } from "../../harness/ingest.ts";
 
 const config = loadStandConfig();
 const [node1, node2] = config.clickhouse.nodes;

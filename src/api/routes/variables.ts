@@ -16,7 +16,7 @@ import {
   variableResponse,
 } from "../schemas.ts";
 import { serializeVariable, serializeVariableChange } from "../serialize.ts";
-import { storedText } from "./variablesBulk.ts";
+import { storedText } from "./variables-bulk.ts";
 
 const variableSchema = { schema: variableResponse, schemaName: "VariableResponse" };
 

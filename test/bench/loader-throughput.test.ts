@@ -1,7 +1,7 @@
 // The loader micro-benchmark runs end to end on a few samples and counts what it measured.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { measureLoaderThroughput } from "../../src/loader/throughput.ts";
+import { measureLoaderThroughput } from "../../bench/loader-throughput.ts";
 
 test("measureLoaderThroughput: every message is measured, good ones as rows, bad ones as dead letters", async () => {
   const samples = [Buffer.from('{"WatchID":1,"URL":"https://x/"}'), Buffer.from('{"WatchID":2}'), Buffer.from("not json")];

@@ -14,7 +14,7 @@
 // their INSERT returns.
 // Every INSERT is also sent with insert_deduplicate = 0 (loaderInsertSettings says why).
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
-import { Kafka, logLevel, type Admin, type LogEntry } from "kafkajs";
+import { type Admin, Kafka, type LogEntry, logLevel } from "kafkajs";
 import type { Registry } from "prom-client";
 import { createNodeClient, connectClickHouse } from "../clickhouse/client.ts";
 import { detectPlatform, type Platform } from "../clickhouse/platform.ts";
@@ -22,13 +22,15 @@ import { kafkaBroker, type StandConfig } from "../config/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../world/constants.ts";
 import { ClickHouseRowInserter, type RowInserter } from "./clickhouse-sink.ts";
 import { compileLoaderConfig, type LoaderConfig } from "../config/loader.ts";
-import { TopicLoader } from "./consumer.ts";
-import { ClickHouseDeadLetterSink } from "./dead-letters.ts";
+import { TopicLoader, type TopicLoaderOptions } from "./consumer.ts";
+import { ClickHouseDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
+import type { DecodeMode } from "./decode.ts";
 import { CycleLog } from "./cycle-log.ts";
-import { LoaderCore, type SpliceRouter } from "./flush-cycle.ts";
+import { LoaderCore, type SpliceRouter } from "./loader-core.ts";
 import { groupProgress, partitionLag } from "./group-progress.ts";
 import { LoaderMetrics } from "./metrics.ts";
 import type { PausePoints } from "./pause-points.ts";
+import { targetName, type LoaderTarget } from "./types.ts";
 
 export const HITS_LANDING_TABLE = "stg.hits_in";
 export const ORDERS_LANDING_TABLE = "stg.orders_raw_dist";
@@ -54,37 +56,99 @@ export function loaderInsertSettings(platform: Platform): ClickHouseSettings {
   return { ...platform.syncDistributedInsertSettings(), input_format_skip_unknown_fields: 1, insert_deduplicate: 0 };
 }
 
-/** A target is `node:table`; the inserter sends the table's rows to that node. */
-export function target(node: string, table: string): string {
-  return `${node}:${table}`;
-}
-
-class NodeInserter implements RowInserter {
+/**
+ * Sends each batch to the node its target names, through that node's inserter. A target names no
+ * node of the stand only through a programming error.
+ */
+export class NodeInserter implements RowInserter {
   constructor(private readonly byNode: ReadonlyMap<string, RowInserter>) {}
 
-  async insertLines(targetName: string, lines: readonly Buffer[]): Promise<void> {
-    const colon = targetName.indexOf(":");
-    const inserter = this.byNode.get(targetName.slice(0, colon));
-    if (colon < 0 || !inserter) throw new Error(`loader target '${targetName}' names no ClickHouse node of the stand`);
-    await inserter.insertLines(targetName.slice(colon + 1), lines);
+  async insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void> {
+    const inserter = this.byNode.get(target.node);
+    if (!inserter) throw new Error(`loader target ${targetName(target)} names no ClickHouse node of the stand`);
+    await inserter.insertLines(target, lines);
   }
 }
 
-/** hits partition p lands on node p mod n. */
-export function hitsRouter(nodes: readonly string[]): SpliceRouter {
-  const targets = nodes.map((n) => target(n, HITS_LANDING_TABLE));
+/** hits partition p lands in `landing` on node p mod n (the world's landing is stg.hits_in; a bench passes its own). */
+export function hitsRouter(nodes: readonly string[], landing: string = HITS_LANDING_TABLE): SpliceRouter {
+  const targets: LoaderTarget[] = nodes.map((node) => ({ node, table: landing }));
+  if (targets.length === 0) throw new Error("hitsRouter: the stand config lists no ClickHouse node");
   return (message, text) => ({
-    table: targets[message.partition % targets.length] ?? target(nodes[0] ?? "ch1", HITS_LANDING_TABLE),
+    target: targets[message.partition % targets.length] ?? (targets[0] as LoaderTarget),
     fields: { _raw: text, kafka_topic: message.topic, kafka_partition: message.partition, kafka_offset: message.offset },
   });
 }
 
 export function ordersRouter(node: string): SpliceRouter {
-  const to = target(node, ORDERS_LANDING_TABLE);
+  const target: LoaderTarget = { node, table: ORDERS_LANDING_TABLE };
   return (message, text) => ({
-    table: to,
+    target,
     fields: { raw: text, kafka_topic: message.topic, kafka_partition: message.partition, kafka_offset: message.offset, _load_id: "" },
   });
+}
+
+/** What the world's loader passes kafkajs: a member that died (kill -9) holds its partitions until
+ * its session times out, so that is kept short. */
+export const LOADER_CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 2000 } as const;
+
+/** Everything one topic's loader is made of; the world's loader, the benches and the tests build
+ * theirs with createTopicLoader, so they run the loader the service runs. */
+export interface TopicLoaderWiring {
+  kafka: Kafka;
+  topic: string;
+  groupId: string;
+  decodeMode: DecodeMode;
+  route: SpliceRouter;
+  inserter: RowInserter;
+  deadLetters: DeadLetterSink;
+  config: LoaderConfig;
+  metrics?: LoaderMetrics;
+  pausePoints?: PausePoints;
+  onCycle?: TopicLoaderOptions["onCycle"];
+  /** kafkajs consumer settings; default LOADER_CONSUMER_SETTINGS. */
+  consumer?: TopicLoaderOptions["consumer"];
+  /** The consumer loop's timer and bounded stop (TopicLoaderOptions); defaults there. */
+  tickMs?: number;
+  drainTimeoutMs?: number;
+}
+
+export function createTopicLoader(w: TopicLoaderWiring): TopicLoader {
+  const { pausePoints, topic } = w;
+  return new TopicLoader({
+    kafka: w.kafka,
+    topic,
+    groupId: w.groupId,
+    consumer: w.consumer ?? LOADER_CONSUMER_SETTINGS,
+    tickMs: w.tickMs,
+    drainTimeoutMs: w.drainTimeoutMs,
+    createCore: (commit) =>
+      new LoaderCore({
+        config: w.config,
+        inserter: w.inserter,
+        deadLetters: w.deadLetters,
+        commit,
+        route: w.route,
+        decodeMode: w.decodeMode,
+        metrics: w.metrics,
+        pause: pausePoints && ((point, detail) => pausePoints.hold(point, topic, detail)),
+      }),
+    onCycle: w.onCycle,
+  });
+}
+
+/** One ClickHouse client per node of the stand, as `account`, and the inserter that routes by node. */
+export function nodeInserters(config: StandConfig, account: "etl" | "admin", settings: ClickHouseSettings): { inserter: NodeInserter; clients: ClickHouseClient[]; first: ClickHouseClient } {
+  const clients: ClickHouseClient[] = [];
+  const byNode = new Map<string, RowInserter>();
+  for (const { name } of config.clickhouse.nodes) {
+    const { client } = createNodeClient({ node: name, account, config, requestTimeoutMs: 120_000 });
+    clients.push(client);
+    byNode.set(name, new ClickHouseRowInserter(client, settings));
+  }
+  const first = clients[0];
+  if (!first) throw new Error("the stand config lists no ClickHouse node");
+  return { inserter: new NodeInserter(byNode), clients, first };
 }
 
 function kafkaLogger(log: HostLog) {
@@ -127,45 +191,26 @@ export class WorldLoader {
     const { config, log, pausePoints } = this.options;
     const probe = connectClickHouse({ account: "etl", config });
     const platform = await detectPlatform(probe).finally(() => probe.close());
-    const settings = loaderInsertSettings(platform);
     const nodes = config.clickhouse.nodes.map((n) => n.name);
-    const byNode = new Map<string, RowInserter>();
-    for (const node of nodes) {
-      const { client } = createNodeClient({ node, account: "etl", config, requestTimeoutMs: 120_000 });
-      this.clients.push(client);
-      byNode.set(node, new ClickHouseRowInserter(client, settings));
-    }
-    const firstNode = nodes[0] ?? "ch1";
-    const firstClient = this.clients[0];
-    if (!firstClient) throw new Error("the stand config lists no ClickHouse node");
-    const inserter = new NodeInserter(byNode);
-    const deadLetters = new ClickHouseDeadLetterSink(firstClient, DEAD_LETTER_TABLE);
+    const { inserter, clients, first } = nodeInserters(config, "etl", loaderInsertSettings(platform));
+    this.clients = clients;
+    const deadLetters = new ClickHouseDeadLetterSink(first, DEAD_LETTER_TABLE);
     const kafka = new Kafka({ clientId: "stand-loader", brokers: [kafkaBroker(config)], logLevel: logLevel.WARN, logCreator: kafkaLogger(log) });
     const topics = [
       { topic: HITS_TOPIC.name, groupId: HITS_CONSUMER_GROUP, decodeMode: "json-object" as const, route: hitsRouter(nodes) },
-      { topic: ORDERS_TOPIC.name, groupId: ORDERS_CONSUMER_GROUP, decodeMode: "text" as const, route: ordersRouter(firstNode) },
+      { topic: ORDERS_TOPIC.name, groupId: ORDERS_CONSUMER_GROUP, decodeMode: "text" as const, route: ordersRouter(nodes[0] ?? "ch1") },
     ];
-    this.loaders = topics.map(
-      (t) =>
-        new TopicLoader({
-          kafka,
-          topic: t.topic,
-          groupId: t.groupId,
-          // a member that died (kill -9) holds its partitions until its session times out: keep that short
-          consumer: { maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 2000 },
-          createCore: (commit) =>
-            new LoaderCore({
-              config: this.loaderConfig,
-              inserter,
-              deadLetters,
-              commit,
-              route: t.route,
-              decodeMode: t.decodeMode,
-              metrics: this.metrics,
-              pause: pausePoints && ((point, detail) => pausePoints.hold(point, t.topic, detail)),
-            }),
-          onCycle: new CycleLog(t.topic, log).cycle,
-        }),
+    this.loaders = topics.map((t) =>
+      createTopicLoader({
+        kafka,
+        ...t,
+        inserter,
+        deadLetters,
+        config: this.loaderConfig,
+        metrics: this.metrics,
+        pausePoints,
+        onCycle: new CycleLog(t.topic, log).cycle,
+      }),
     );
     try {
       for (const loader of this.loaders) await loader.start();

@@ -4,12 +4,12 @@
 // the dead letters; the loader's /metrics and /health.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Admin } from "kafkajs";
-import { World, generateDay } from "../../generator/src/day.ts";
-import { DEFAULT_SEED } from "../../generator/src/world.ts";
-import type { StandConfig } from "../../src/config/stand.ts";
-import { loaderHealth } from "../../src/stand/loader-service.ts";
-import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
-import { groupProgress, topicEndOffsets } from "../../src/loader/group-progress.ts";
+import { World, generateDay } from "../generator/src/day.ts";
+import { DEFAULT_SEED } from "../generator/src/world.ts";
+import type { StandConfig } from "../src/config/stand.ts";
+import { loaderHealth } from "../src/stand/loader-service.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
+import { groupProgress, topicEndOffsets } from "../src/loader/group-progress.ts";
 import { withClickHouse } from "./rest-world.ts";
 import { kafkaClient } from "./live-stand.ts";
 

@@ -17,7 +17,7 @@ import { BUDGET_SPENT, insertWithSalvage } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
 import { SpliceLineWriter, type SpliceRouter } from "./splice.ts";
 import { TableBackoffs, type TableBackoffState } from "./table-backoff.ts";
-import { messageSource, partitionKey, type LoaderMessage, type TopicPartition } from "./types.ts";
+import { messageSource, partitionKey, targetName, type LoaderMessage, type LoaderTarget, type TopicPartition } from "./types.ts";
 
 export type { DecodeMode } from "./decode.ts";
 export type { LeadingFields, LeadingFieldValue, SpliceRoute, SpliceRouter } from "./splice.ts";
@@ -94,6 +94,8 @@ export class LoaderCore {
   private lock: Promise<unknown> = Promise.resolve();
   private readonly now: () => number;
   private readonly lines = new SpliceLineWriter();
+  /** Every target a route named, by its name (the key of buffers, backoffs and metrics). */
+  private readonly targets = new Map<string, LoaderTarget>();
 
   constructor(private readonly deps: LoaderCoreDeps) {
     this.buffers = new BufferManager(deps.config.flush);
@@ -118,8 +120,10 @@ export class LoaderCore {
       this.offsets.markPlaced(message, message.offset);
       return;
     }
-    const line = this.lines.line(route.table, message.value, decoded.text, decoded.members, route.fields);
-    this.buffers.add(route.table, { source: messageSource(message, config.rawCapBytes), line }, this.now());
+    const table = targetName(route.target);
+    if (!this.targets.has(table)) this.targets.set(table, route.target);
+    const line = this.lines.line(table, message.value, decoded.text, decoded.members, route.fields);
+    this.buffers.add(table, { source: messageSource(message, config.rawCapBytes), line }, this.now());
   }
 
   /** Whether a cycle has work now: a buffer reached a limit or its age (and its table is not
@@ -248,7 +252,9 @@ export class LoaderCore {
     const head = batch[0] === undefined ? "" : `${partitionKey(batch[0].source)}@${batch[0].source.offset}`;
     const repeated = this.repeatedHolds.get(table);
     const split = repeated !== undefined && repeated.head === head && repeated.holds >= config.tooManyPartsSplitAfter;
-    const outcome = await insertWithSalvage(this.deps.inserter, table, batch, {
+    const target = this.targets.get(table);
+    if (target === undefined) throw new Error(`loader: buffered rows for '${table}', a target no route named`);
+    const outcome = await insertWithSalvage(this.deps.inserter, target, batch, {
       insertBudget: config.salvageInsertBudget,
       errorTextCapBytes: config.errorTextCapBytes,
       splitOnCodes: split ? SPLIT_AFTER_REPEATS_CODES : undefined,

@@ -3,12 +3,12 @@
 // build each INSERT body, against an inserter that keeps the body and sends nothing. Kafka
 // fetching and the HTTP send are not in it. For bench/ and for comparing decode modes.
 import { Registry } from "prom-client";
-import { jsonEachRowChunks, type RowInserter } from "./clickhouse-sink.ts";
-import { compileLoaderConfig, type LoaderConfigInput } from "../config/loader.ts";
-import type { DecodeMode } from "./decode.ts";
-import { LoaderCore } from "./flush-cycle.ts";
-import { LoaderMetrics } from "./metrics.ts";
-import type { SpliceRouter } from "./splice.ts";
+import { jsonEachRowChunks, type RowInserter } from "../src/loader/clickhouse-sink.ts";
+import { compileLoaderConfig, type LoaderConfigInput } from "../src/config/loader.ts";
+import type { DecodeMode } from "../src/loader/decode.ts";
+import { LoaderCore } from "../src/loader/loader-core.ts";
+import { LoaderMetrics } from "../src/loader/metrics.ts";
+import type { SpliceRouter } from "../src/loader/splice.ts";
 
 export interface ThroughputOptions {
   /** Message values, used in turn (e.g. a few thousand rendered hits). */
@@ -37,7 +37,7 @@ export interface ThroughputReport {
 
 /** The world's hits route, as the benchmark's default. */
 export const benchmarkHitsRoute: SpliceRouter = (message, text) => ({
-  table: "bench:stg.hits_in",
+  target: { node: "bench", table: "stg.hits_in" },
   fields: { _raw: text, kafka_topic: message.topic, kafka_partition: message.partition, kafka_offset: message.offset },
 });
 

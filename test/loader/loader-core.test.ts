@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import { Registry } from "prom-client";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
 import type { DeadLetter } from "../../src/loader/dead-letters.ts";
-import { LoaderCore } from "../../src/loader/flush-cycle.ts";
+import { LoaderCore } from "../../src/loader/loader-core.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import type { LoaderMessage } from "../../src/loader/types.ts";
@@ -50,7 +50,7 @@ function fakeWorld(seed: number, random: () => number, partitions: number, maxRo
     random,
     metrics: new LoaderMetrics(world.registry),
     decodeMode: "json-object",
-    route: (message, text) => (text === SKIP ? null : { table: "t", fields: { p: message.partition, o: Number(message.offset) } }),
+    route: (message, text) => (text === SKIP ? null : { target: { node: "ch1", table: "t" }, fields: { p: message.partition, o: Number(message.offset) } }),
     inserter: {
       insertLines: (_table, lines) => {
         if (sinkDown) return Promise.reject(serverError(random() < 0.5 ? 242 : 210));
@@ -182,7 +182,7 @@ describe("LoaderCore", () => {
     assert.equal(up.rowsLanded, 5);
     assert.deepEqual(up.committed, [{ topic, partition: 0, offset: 5n }]);
     assert.match(await w.registry.getSingleMetricAsString("loader_sink_down"), /loader_sink_down 0/);
-    assert.match(await w.registry.getSingleMetricAsString("loader_rows_placed_total"), /table="t"} 5/);
+    assert.match(await w.registry.getSingleMetricAsString("loader_rows_placed_total"), /table="ch1:t"} 5/);
   });
 
   test("a rebalance discards the revoked partition's rows before any write", async () => {
@@ -208,7 +208,7 @@ test("a cycle flushes only the rows buffered when it began: rows read during its
   const core = new LoaderCore({
     config: compileLoaderConfig({ flush: { maxRows: 10, maxAgeMs: 1 } }),
     decodeMode: "json-object",
-    route: () => ({ table: "t", fields: {} }),
+    route: () => ({ target: { node: "ch1", table: "t" }, fields: {} }),
     inserter: {
       insertLines: async () => {
         inserts++;

@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import pg from "pg";
 import { pino } from "pino";
-import { loadStandConfig, postgresUrl } from "../../src/config/stand.ts";
-import type { Dag } from "../../src/runner/dag.ts";
-import { type Runner, type RunnerOptions, createRunner } from "../../src/runner/runner.ts";
-import type { DagRunRecord } from "../../src/runner/types.ts";
+import { loadStandConfig, postgresUrl } from "../src/config/stand.ts";
+import type { Dag } from "../src/runner/dag.ts";
+import { type Runner, type RunnerOptions, createRunner } from "../src/runner/runner.ts";
+import type { DagRunRecord } from "../src/runner/types.ts";
 
 export const silentLogger = pino({ level: "silent" });
 

@@ -1,10 +1,10 @@
 // Every kind of bad input gets a 4xx problem JSON naming the problem; none gets a 500 or a crash.
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { useTestRunner } from "../support/runner-db.ts";
+import { useTestRunner } from "../../harness/runner-db.ts";
 import { auth, call, problemText, startApi } from "./harness.ts";
 import type { ApiHarness } from "./harness.ts";
-import { testDags } from "./testDags.ts";
+import { testDags } from "./test-dags.ts";
 
 interface BadCase {
   name: string;

@@ -6,7 +6,7 @@ import { defineDag } from "../../src/runner/dag.ts";
 export const apiOk = defineDag({
   id: "api_ok",
   description: "two tasks in a row",
-  fileloc: "test/api/testDags.ts",
+  fileloc: "test/api/test-dags.ts",
   params: z.object({ days: z.number().int().min(0).optional() }).strict(),
 })
   .task("first", async (ctx) => {
@@ -19,7 +19,7 @@ export const apiOk = defineDag({
   })
   .build();
 
-export const apiFail = defineDag({ id: "api_fail", description: "fails on every try", fileloc: "test/api/testDags.ts" })
+export const apiFail = defineDag({ id: "api_fail", description: "fails on every try", fileloc: "test/api/test-dags.ts" })
   .task("boom", { retries: 1, retryDelayMs: 50 }, (ctx) => {
     ctx.log.info(`boom attempt ${ctx.tryNumber}`);
     throw new Error(`boom on try ${ctx.tryNumber}`);
@@ -29,7 +29,7 @@ export const apiFail = defineDag({ id: "api_fail", description: "fails on every 
   })
   .build();
 
-export const apiSlow = defineDag({ id: "api_slow", description: "one task that takes a while", fileloc: "test/api/testDags.ts" })
+export const apiSlow = defineDag({ id: "api_slow", description: "one task that takes a while", fileloc: "test/api/test-dags.ts" })
   .task("nap", async (ctx) => {
     ctx.log.info("napping");
     await sleep(1500, undefined, { signal: ctx.signal });
