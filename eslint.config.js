@@ -3,6 +3,32 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
 
+const ERROR_CAST_RULES = [
+  {
+    selector: "TSAsExpression > TSTypeReference.typeAnnotation > Identifier[name='Error']",
+    message: "Do not cast to Error: use coerceError(err) or errorMessage(err) from src/errors.ts.",
+  },
+  {
+    selector: "TSAsExpression > TSIntersectionType > TSTypeReference > Identifier[name='Error']",
+    message: "Do not cast to Error: use coerceError/errorMessage/childOutput from src/errors.ts.",
+  },
+];
+
+const MESSAGE_DECISION_RULES = [
+  {
+    selector: "CallExpression[callee.property.name=/^(test|exec)$/] > MemberExpression.arguments[property.name='message']",
+    message: "Decide by an error's code (SQLSTATE, ClickHouse code, kafkajs type), never by its message text.",
+  },
+  {
+    selector: "CallExpression[callee.property.name=/^(test|exec)$/] > CallExpression.arguments[callee.name='errorMessage']",
+    message: "Decide by an error's code (SQLSTATE, ClickHouse code, kafkajs type), never by its message text.",
+  },
+  {
+    selector: "CallExpression[callee.object.property.name='message'][callee.property.name=/^(includes|match|startsWith|endsWith|search|indexOf)$/]",
+    message: "Decide by an error's code (SQLSTATE, ClickHouse code, kafkajs type), never by its message text.",
+  },
+];
+
 export default tseslint.config(
   { ignores: ["node_modules/**", "generator/node_modules/**", ".stand/**", ".stand-test/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
   js.configs.recommended,
@@ -48,8 +74,8 @@ export default tseslint.config(
               // configuration is the floor every room stands on: it reads files and env, nothing else
               target: "./src/config/**/*",
               from: "./src",
-              except: ["./config"],
-              message: "src/config is read by every room and imports none: keep a room's options schema in src/config.",
+              except: ["./config", "./errors.ts"],
+              message: "src/config is read by every room and imports nothing of src but src/errors.ts: keep a room's options schema in src/config.",
             },
             {
               // services and their supervisor do not know the operations run on a world
@@ -75,11 +101,23 @@ export default tseslint.config(
         },
       ],
       eqeqeq: ["error", "always"],
+      // one error habit: read what was thrown through src/errors.ts, decide by a code
+      "no-restricted-syntax": ["error", ...ERROR_CAST_RULES, ...MESSAGE_DECISION_RULES],
       "no-restricted-properties": [
         "error",
         { object: "process", property: "env", message: "Read configuration through src/config only." },
       ],
     },
+  },
+  {
+    // tests may read an error's text in assertions; casts stay refused there too
+    files: ["test/**"],
+    rules: { "no-restricted-syntax": ["error", ...ERROR_CAST_RULES] },
+  },
+  {
+    // the one reader of a server's text: 18.16 puts its error code nowhere else
+    files: ["src/clickhouse/errors.ts"],
+    rules: { "no-restricted-syntax": ["error", ...ERROR_CAST_RULES] },
   },
   {
     files: ["src/config/**"],

@@ -17,6 +17,7 @@ import { readCatalogCsv, worldTemplateValues } from "../src/world/ddl-template.t
 import { kafkaEngineClause, kafkaPositionExpressions } from "./kafka-engine.ts";
 import { listDdlFiles } from "../tasks/ddl.ts";
 import type { OdsCounts } from "../tasks/wait-for-ods.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const BENCH_SQL_DIR = path.join(repoRoot, "bench", "sql");
 const BENCH_NAME = /^bench_[a-z0-9_]+$/;
@@ -107,7 +108,7 @@ export async function runStatements(statements: readonly { label: string; sql: s
       try {
         await ch.command(statement.sql);
       } catch (err) {
-        throw new Error(`${statement.label} failed: ${(err as Error).message}`, { cause: err });
+        throw new Error(`${statement.label} failed: ${errorMessage(err)}`, { cause: err });
       }
     }
   } finally {

@@ -28,6 +28,7 @@ import { takeWorldLock } from "../harness/world-lock.ts";
 import { dropBenchDatabases, prepareKafkaEngine, readBenchOdsCounts, startKafkaEngine } from "./bench-clickhouse.ts";
 import { dropGroups, dropTopic, freshTopic, quietIo, waitForMembers, withAdmin } from "./bench-kafka.ts";
 import { count, machineLine, median, printTable, ratio, seconds } from "./bench-report.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const POLL_MS = 50;
 const WAIT_TIMEOUT_MS = 300_000;
@@ -204,8 +205,8 @@ async function main(): Promise<void> {
     rows.push({ what: `days 0…${all - 1} in one batch`, events: passport.totals.events, loader, kafkaEngine: ke });
     report(rows, generator);
   } finally {
-    await loaderPath.teardown().catch((err: unknown) => console.error(`cleanup of the test stand's world failed: ${(err as Error).message}`));
-    await kafkaEngine.teardown().catch((err: unknown) => console.error(`cleanup of ${KE_DB}/${KE_TOPIC} failed: ${(err as Error).message}`));
+    await loaderPath.teardown().catch((err: unknown) => console.error(`cleanup of the test stand's world failed: ${errorMessage(err)}`));
+    await kafkaEngine.teardown().catch((err: unknown) => console.error(`cleanup of ${KE_DB}/${KE_TOPIC} failed: ${errorMessage(err)}`));
     await lock.release();
   }
 }

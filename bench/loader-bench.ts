@@ -25,6 +25,7 @@ import { benchClickHouse, createBenchDatabases, dropBenchDatabases, prepareKafka
 import { drainWithKafkaEngine, drainWithKafkajsOnly, drainWithLoader, type DrainResult } from "./bench-drains.ts";
 import { dropGroups, dropTopic, freshTopic, quietIo } from "./bench-kafka.ts";
 import { count, machineLine, printTable, ratio, seconds } from "./bench-report.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const HITS = 240_000;
 const TARGET_HITS_PER_SECOND = 100_000;
@@ -148,9 +149,9 @@ async function main(): Promise<void> {
     const sent = await produceHits();
     report(await measure(sent));
   } finally {
-    await dropBenchDatabases(DATABASES).catch((err: unknown) => console.error(`cleanup: dropping ${DATABASES.join(", ")} failed: ${(err as Error).message}`));
-    await dropGroups(Object.values(GROUPS)).catch((err: unknown) => console.error(`cleanup: deleting groups ${Object.values(GROUPS).join(", ")} failed: ${(err as Error).message}`));
-    await dropTopic(TOPIC).catch((err: unknown) => console.error(`cleanup: deleting topic ${TOPIC} failed: ${(err as Error).message}`));
+    await dropBenchDatabases(DATABASES).catch((err: unknown) => console.error(`cleanup: dropping ${DATABASES.join(", ")} failed: ${errorMessage(err)}`));
+    await dropGroups(Object.values(GROUPS)).catch((err: unknown) => console.error(`cleanup: deleting groups ${Object.values(GROUPS).join(", ")} failed: ${errorMessage(err)}`));
+    await dropTopic(TOPIC).catch((err: unknown) => console.error(`cleanup: deleting topic ${TOPIC} failed: ${errorMessage(err)}`));
   }
 }
 

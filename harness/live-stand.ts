@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Kafka, logLevel } from "kafkajs";
 import { loadStandConfig } from "../src/config/stand.ts";
+import { errorMessage } from "../src/errors.ts";
 
 /** A name no other test or the world uses: `<prefix>_<8 hex>` (valid for ClickHouse and Kafka). */
 export function randomName(prefix: string): string {
@@ -54,5 +55,5 @@ export async function retry<T>(what: string, work: () => Promise<T>, attempts = 
       await sleep(delayMs);
     }
   }
-  throw new Error(`${what} failed after ${attempts} attempts: ${(lastError as Error).message}`, { cause: lastError });
+  throw new Error(`${what} failed after ${attempts} attempts: ${errorMessage(lastError)}`, { cause: lastError });
 }

@@ -12,6 +12,7 @@ import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
 import { groupProgress, topicEndOffsets } from "../src/loader/group-progress.ts";
 import { withClickHouse } from "./rest-world.ts";
 import { kafkaClient } from "./live-stand.ts";
+import { errorMessage } from "../src/errors.ts";
 
 /** Offsets per partition. */
 export type Offsets = ReadonlyMap<number, number>;
@@ -250,7 +251,7 @@ export async function waitForLoaderConsuming(config: StandConfig, timeoutMs = 12
       if (state === "consuming") return;
       last = `state ${state}`;
     } catch (err) {
-      last = (err as Error).message;
+      last = errorMessage(err);
     }
     if (Date.now() > deadline) throw new Error(`the loader did not reach 'consuming' within ${timeoutMs / 1000} s: ${last}`);
     await sleep(250);

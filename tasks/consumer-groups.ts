@@ -5,6 +5,7 @@ import type { Admin, GroupDescription } from "kafkajs";
 import { WORLD_CONSUMER_GROUPS } from "../src/world/constants.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin, type KafkaTarget } from "./kafka-admin.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const STEP = "deleteConsumerGroups";
 
@@ -103,6 +104,6 @@ async function explainDeleteFailure(admin: Admin, err: unknown): Promise<WorldTa
   }
   const real = failed.filter((g) => g.error?.type !== "GROUP_ID_NOT_FOUND");
   if (failed.length > 0 && real.length === 0) return new WorldTaskError(STEP, "groups vanished while being deleted (nothing left to do)");
-  const detail = real.map((g) => `${g.groupId}: ${g.error?.message ?? "unknown error"}`).join("; ") || (err as Error).message;
+  const detail = real.map((g) => `${g.groupId}: ${g.error?.message ?? "unknown error"}`).join("; ") || errorMessage(err);
   return new WorldTaskError(STEP, `deleting consumer groups failed: ${detail}`, { cause: err });
 }

@@ -7,6 +7,7 @@ import { quoteIdentifier } from "../src/clickhouse/sql.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import { APPLICATION_DATABASES } from "../src/world/constants.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { errorMessage } from "../src/errors.ts";
 
 export interface DropApplicationDatabasesInput extends TaskIo {
   config?: StandConfig;
@@ -27,7 +28,7 @@ export async function dropApplicationDatabases(input: DropApplicationDatabasesIn
       } catch (err) {
         throw new WorldTaskError(
           "dropApplicationDatabases",
-          `dropping database ${database} failed: ${(err as Error).message}. The world is half-dropped; ` +
+          `dropping database ${database} failed: ${errorMessage(err)}. The world is half-dropped; ` +
             "fix the cause (both ClickHouse nodes up? ZooKeeper up?) and run world_recreate again.",
           { cause: err },
         );

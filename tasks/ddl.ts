@@ -13,6 +13,7 @@ import { SqlTemplateError, renderTemplate, type TemplateValues } from "../src/cl
 import { readCatalogCsv, worldTemplateValues } from "../src/world/ddl-template.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { splitSqlStatements, type SqlStatement } from "../src/clickhouse/sql-statements.ts";
+import { errorMessage } from "../src/errors.ts";
 
 export { listDdlFiles };
 
@@ -95,7 +96,7 @@ export async function applyDdlFile(input: ApplyDdlFileInput): Promise<AppliedDdl
   try {
     text = await readFile(filePath, "utf8");
   } catch (err) {
-    throw new WorldTaskError(STEP, `${fileName}: cannot read ${filePath}: ${(err as Error).message}`, { cause: err });
+    throw new WorldTaskError(STEP, `${fileName}: cannot read ${filePath}: ${errorMessage(err)}`, { cause: err });
   }
   const statements = splitSqlStatements(text);
   const node = clickhouseNodeConfig(undefined, config);

@@ -13,6 +13,7 @@ import { GENERATOR_DIR, CATALOG_CSV_PATH, PASSPORT_PATH } from "../src/world/con
 import { readBuildStream } from "./docker-streams.ts";
 import { hashInputs, listBuildContext, listTreeFiles } from "./file-tree.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const STEP = "buildGenerator";
 export const GENERATOR_IMAGE_REPOSITORY = "clickstream-generator";
@@ -83,7 +84,7 @@ async function buildGeneratorBundle(input: BuildGeneratorInput): Promise<Generat
     await rename(partial, file); // a crash mid-build never leaves a file under the hash name
   } catch (err) {
     await rm(partial, { force: true });
-    throw new WorldTaskError(STEP, `bundling ${path.relative(repoRoot, entry)} failed: ${(err as Error).message}`, { cause: err });
+    throw new WorldTaskError(STEP, `bundling ${path.relative(repoRoot, entry)} failed: ${errorMessage(err)}`, { cause: err });
   }
   input.log(`generator ${hash.slice(0, 12)}: bundled into ${path.relative(repoRoot, file)} in ${Date.now() - started} ms`);
   return { mode: "local", hash, file, reused: false };
@@ -123,7 +124,7 @@ async function buildGeneratorImage(input: BuildGeneratorInput): Promise<Generato
   try {
     await docker.ping();
   } catch (err) {
-    throw new WorldTaskError(STEP, `no Docker engine answers (${(err as Error).message}); start Docker or use the local generator mode`, { cause: err });
+    throw new WorldTaskError(STEP, `no Docker engine answers (${errorMessage(err)}); start Docker or use the local generator mode`, { cause: err });
   }
   const { files, hash, image } = await generatorImageFor(contextDir);
   if (await imageExists(docker, image)) {

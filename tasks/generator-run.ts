@@ -7,6 +7,7 @@ import type Docker from "dockerode";
 import { readMultiplexedLogs, type LogStreamName } from "./docker-streams.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import type { GeneratorBuild } from "./generator-build.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const STEP = "runGenerator";
 const STDERR_TAIL_LINES = 20;
@@ -134,6 +135,6 @@ async function runContainer(input: RunGeneratorInput, image: string): Promise<Ge
     return { exitCode, seconds: (Date.now() - started) / 1000, stderrTail: collector.tail };
   } finally {
     input.signal.removeEventListener("abort", stop);
-    await container.remove({ force: true }).catch((err: unknown) => input.log(`could not remove the generator container ${container.id}: ${(err as Error).message}`));
+    await container.remove({ force: true }).catch((err: unknown) => input.log(`could not remove the generator container ${container.id}: ${errorMessage(err)}`));
   }
 }

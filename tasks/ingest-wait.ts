@@ -8,6 +8,7 @@ import { controlPool, describeLoaderStatus, readLoaderStatus } from "../src/load
 import type { StandConfig } from "../src/config/stand.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const STEP = "waitForLoaderCommitted";
 
@@ -17,7 +18,7 @@ async function loaderLine(config: StandConfig | undefined): Promise<string> {
   try {
     return describeLoaderStatus(await readLoaderStatus(db));
   } catch (err) {
-    return `loader status unreadable (${(err as Error).message})`;
+    return `loader status unreadable (${errorMessage(err)})`;
   } finally {
     await db.end().catch(() => undefined);
   }

@@ -1,9 +1,10 @@
 // The world's Kafka topics: created before the DDL (a ClickHouse reader never creates topics, and a
 // broker-made topic would get one partition), deleted by world_recreate after the consumer groups.
-import type { Admin, ITopicMetadata } from "kafkajs";
+import { type Admin, type ITopicMetadata, KafkaJSAggregateError, KafkaJSProtocolError } from "kafkajs";
 import { WORLD_TOPICS, type WorldTopic } from "../src/world/constants.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin, worldBrokers, type KafkaTarget } from "./kafka-admin.ts";
+import { errorMessage } from "../src/errors.ts";
 
 const SETTLE_TIMEOUT_MS = 30_000;
 
@@ -56,6 +57,17 @@ export async function createTopics(input: CreateTopicsInput): Promise<void> {
 }
 
 /**
+ * Whether the broker refused a creation only because topics of those names are still there: Kafka
+ * answers TOPIC_ALREADY_EXISTS (code 36) for a topic marked for deletion too. kafkajs gathers the
+ * per-topic answers in a KafkaJSAggregateError of KafkaJSProtocolErrors, each with its `type`.
+ * Decided by that type, never by the message text.
+ */
+export function topicStillThere(err: unknown): boolean {
+  const errors = err instanceof KafkaJSAggregateError ? err.errors : [err];
+  return errors.length > 0 && errors.every((e) => e instanceof KafkaJSProtocolError && e.type === "TOPIC_ALREADY_EXISTS");
+}
+
+/**
  * A topic deleted a moment ago can still be "marked for deletion", and the broker refuses to create
  * it again until that finishes: retry for a while instead of failing the first time.
  */
@@ -76,9 +88,9 @@ async function createWhenDeletionSettled(admin: Admin, topics: readonly WorldTop
       });
       return;
     } catch (err) {
-      const stillThere = /already exists|marked for deletion/i.test((err as Error).message);
+      const stillThere = topicStillThere(err);
       if (!stillThere || Date.now() > deadline) {
-        throw new WorldTaskError("createTopics", `creating ${topics.map((t) => t.name).join(", ")} failed: ${(err as Error).message}`, { cause: err });
+        throw new WorldTaskError("createTopics", `creating ${topics.map((t) => t.name).join(", ")} failed: ${errorMessage(err)}`, { cause: err });
       }
       io.log(`topics ${topics.map((t) => t.name).join(", ")} are still being deleted; retrying`);
       await sleepUnlessAborted(1000, io.signal, "createTopics");

@@ -76,6 +76,7 @@ export function buildProgram(): Command {
 function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? err.cause.message : "";
+  // eslint-disable-next-line no-restricted-syntax -- composes words for a person; decides nothing
   return cause && !err.message.includes(cause) ? `${err.message}: ${cause}` : err.message;
 }
 

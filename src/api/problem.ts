@@ -2,18 +2,8 @@
 // answers, and the one error handler that maps engine errors to statuses by class.
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import {
-  ConfValidationError,
-  DagNotFoundError,
-  DagRunNotFoundError,
-  DuplicateRunError,
-  TaskInstanceNotFoundError,
-  TryNotFoundError,
-  UnknownTaskIdsError,
-  VariableNotFoundError,
-  coerceError,
-  pgErrorCode,
-} from "../runner/errors.ts";
+import { ConfValidationError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError, pgErrorCode } from "../runner/errors.ts";
+import { coerceError } from "../errors.ts";
 
 /** One item of FastAPI's validation detail (Airflow's HTTPValidationError). */
 export interface ValidationDetail {

@@ -10,6 +10,7 @@ import { ApiResponseError, CliError, EXIT } from "./client.ts";
 import type { RunnerApiClient } from "./client.ts";
 import { seconds, table } from "./format.ts";
 import { watchRun } from "./watch.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface CommandContext {
   client: RunnerApiClient;
@@ -30,7 +31,7 @@ export function parseConf(text: string | undefined): Record<string, unknown> | u
   try {
     conf = JSON.parse(text);
   } catch (err) {
-    throw new CliError(`--conf is not valid JSON: ${(err as Error).message}`);
+    throw new CliError(`--conf is not valid JSON: ${errorMessage(err)}`);
   }
   if (conf === null || typeof conf !== "object" || Array.isArray(conf)) throw new CliError("--conf must be a JSON object, e.g. '{\"days\": 3}'");
   return conf as Record<string, unknown>;

@@ -9,6 +9,7 @@ import { CliError, EXIT, RunnerApiClient } from "./client.ts";
 import * as commands from "./commands.ts";
 import type { CommandContext } from "./commands.ts";
 import { schemaStatus } from "./schema.ts";
+import { errorMessage } from "../errors.ts";
 
 interface GlobalOptions {
   apiUrl?: string;
@@ -23,7 +24,7 @@ function resolveConnection(options: GlobalOptions): { url: string; token: string
     config = loadStandConfig();
   } catch (err) {
     if (!options.apiUrl) {
-      throw new CliError(`${(err as Error).message}\nthe CLI reads the API address from the stand config; fix it or pass --api-url <url>`);
+      throw new CliError(`${errorMessage(err)}\nthe CLI reads the API address from the stand config; fix it or pass --api-url <url>`);
     }
   }
   return {

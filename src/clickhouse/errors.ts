@@ -2,6 +2,7 @@
 // and the wrapper that makes every refusal name the account, the node and the statement.
 // 18.16 does not print the user in most refusals ("Cannot drop table. DDL queries are prohibited
 // for the user"), so the account name comes from us.
+import { ClickHouseError } from "@clickhouse/client";
 
 /** Server error codes (ClickHouse src/Common/ErrorCodes.cpp; stable across versions). */
 export const CH_ERROR = Object.freeze({
@@ -74,6 +75,19 @@ export function clickhouseErrorCode(err: unknown): number | undefined {
   if (typeof fromField === "string" && /^\d+$/.test(fromField)) return Number(fromField);
   const message = err instanceof Error ? err.message : String(err);
   const match = /Code: (\d+)/.exec(message);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+/**
+ * The code of an error a ClickHouse server answered, or undefined for any other error: the
+ * client's error (its numeric `code`) or a server message ("Code: N", all 18.16 says). Unlike
+ * clickhouseErrorCode it never takes another library's `code` (a Postgres SQLSTATE can be digits).
+ * The one place that reads a server's text, because 18.16 puts its code nowhere else.
+ */
+export function clickhouseServerCode(err: unknown): number | undefined {
+  if (!(err instanceof Error)) return undefined;
+  if (err instanceof ClickHouseError) return clickhouseErrorCode(err);
+  const match = /Code: (\d+)/.exec(err.message);
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 

@@ -9,6 +9,7 @@ import { ClickHouseStatementError } from "./errors.ts";
 import { splitSqlStatements, type SqlStatement } from "./sql-statements.ts";
 import { SqlTemplateError, renderTemplate, type TemplateValues } from "./sql-template.ts";
 import { repoRoot } from "../config/stand.ts";
+import { errorMessage } from "../errors.ts";
 
 /** A SQL file could not be read, rendered or run; `step` names the task that was running it. */
 export class SqlFileError extends Error {
@@ -63,7 +64,7 @@ export async function readSqlFile(filePath: string, step: string): Promise<SqlFi
   try {
     text = await readFile(filePath, "utf8");
   } catch (err) {
-    throw new SqlFileError(step, `cannot read ${name}: ${(err as Error).message}`, { cause: err });
+    throw new SqlFileError(step, `cannot read ${name}: ${errorMessage(err)}`, { cause: err });
   }
   return { name, text, statements: splitSqlStatements(text) };
 }

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { loaderConfigSchema } from "./loader.ts";
+import { errorMessage } from "../errors.ts";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -122,7 +123,7 @@ export function parseStandConfig(text: string, file: string): StandConfig {
   try {
     raw = parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`${file}: not valid YAML: ${(err as Error).message}`, file);
+    throw new ConfigError(`${file}: not valid YAML: ${errorMessage(err)}`, file);
   }
   const result = standConfigSchema.safeParse(raw);
   if (!result.success) {
@@ -178,7 +179,7 @@ export function loadStandConfig(): StandConfig {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new ConfigError(`cannot read stand config ${file}: ${(err as Error).message}`, file);
+    throw new ConfigError(`cannot read stand config ${file}: ${errorMessage(err)}`, file);
   }
   cached = deepFreeze(parseStandConfig(text, file));
   return cached;

@@ -11,6 +11,7 @@ import { loadStandConfig, loaderListenHost } from "../config/stand.ts";
 import { controlPool, readIngestControl, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
 import { WorldLoader } from "./world-loader.ts";
 import { armPauseBody, PausePoints } from "./pause-points.ts";
+import { errorMessage } from "../errors.ts";
 
 const CONTROL_POLL_MS = 250;
 const HEARTBEAT_MS = 1000;
@@ -55,7 +56,7 @@ async function reconcile(control: IngestControl): Promise<void> {
     } catch (err) {
       state = "failed";
       failedAt = Date.now();
-      detail = `could not start consuming: ${(err as Error).message}; retrying every ${RETRY_AFTER_FAILURE_MS / 1000} s`;
+      detail = `could not start consuming: ${errorMessage(err)}; retrying every ${RETRY_AFTER_FAILURE_MS / 1000} s`;
       logger.error({ err, generation }, "start failed");
     }
     await report();
@@ -80,7 +81,7 @@ async function stopWorld(): Promise<void> {
     detail = "";
   } catch (err) {
     state = "stopped";
-    detail = `stopped with an error: ${(err as Error).message}`;
+    detail = `stopped with an error: ${errorMessage(err)}`;
     logger.error({ err }, "stop failed");
   }
 }
@@ -100,7 +101,7 @@ async function controlLoop(): Promise<void> {
       lastProblem = "";
     } catch (err) {
       // Postgres away or the runner's schema not there yet: keep doing what we do, ask again soon (said once a minute)
-      const problem = (err as Error).message;
+      const problem = errorMessage(err);
       if (problem !== lastProblem || Date.now() - lastProblemAt > 60_000) {
         logger.warn({ err: problem }, "control row not readable (the runner creates it: migration 000013); asking again every 250 ms");
         lastProblem = problem;
@@ -195,7 +196,7 @@ const server = createServer((req, res) => {
   serve(req, res).catch((err: unknown) => {
     logger.error({ err }, "request failed");
     if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-    res.end(JSON.stringify({ detail: (err as Error).message }));
+    res.end(JSON.stringify({ detail: errorMessage(err) }));
   });
 });
 

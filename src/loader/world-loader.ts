@@ -31,6 +31,7 @@ import { groupProgress, partitionLag } from "./group-progress.ts";
 import { LoaderMetrics } from "./metrics.ts";
 import type { PausePoints } from "./pause-points.ts";
 import { targetName, type LoaderTarget } from "./types.ts";
+import { errorMessage } from "../errors.ts";
 
 export const HITS_LANDING_TABLE = "stg.hits_in";
 export const ORDERS_LANDING_TABLE = "stg.orders_raw_dist";
@@ -217,7 +218,7 @@ export class WorldLoader {
       await Promise.all(this.loaders.map((l) => l.joined()));
       this.admin = kafka.admin();
       await this.admin.connect();
-      this.lagTimer = setInterval(() => void this.updateLag().catch((err: unknown) => log.warn(`lag not measured: ${(err as Error).message}`)), 1000);
+      this.lagTimer = setInterval(() => void this.updateLag().catch((err: unknown) => log.warn(`lag not measured: ${errorMessage(err)}`)), 1000);
       log.info(`consuming ${topics.map((t) => `${t.topic} (group ${t.groupId})`).join(" and ")}`);
     } catch (err) {
       await this.stop();

@@ -2,6 +2,7 @@
 // limits. Every error is a DagDefinitionError naming the DAG and, where there is one, the task.
 import { Cron } from "croner";
 import { DagDefinitionError } from "./errors.ts";
+import { errorMessage } from "../errors.ts";
 
 const ID_PATTERN = /^[A-Za-z0-9_.-]{1,250}$/;
 
@@ -68,7 +69,7 @@ function checkLimits(dagId: string, limits: DagLimits): void {
     try {
       new Cron(schedule, { paused: true });
     } catch (err) {
-      throw new DagDefinitionError(dagId, null, `schedule '${schedule}' is not a cron expression: ${(err as Error).message}`);
+      throw new DagDefinitionError(dagId, null, `schedule '${schedule}' is not a cron expression: ${errorMessage(err)}`);
     }
   } else if (!Number.isInteger(schedule.everySeconds) || schedule.everySeconds < 1) {
     throw new DagDefinitionError(dagId, null, `schedule.everySeconds must be a positive integer`);

@@ -99,19 +99,6 @@ export class SchemaTooNewError extends RunnerError {
   }
 }
 
-/** Turns anything thrown into an Error, keeping the original as `cause`. */
-export function coerceError(value: unknown): Error {
-  if (value instanceof Error) return value;
-  if (typeof value === "string") return new Error(value);
-  let text: string;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    text = String(value);
-  }
-  return new Error(`non-error thrown: ${text}`, { cause: value });
-}
-
 /** The Postgres SQLSTATE of an error from pg, if it has one. */
 export function pgErrorCode(err: unknown): string | undefined {
   if (err && typeof err === "object" && "code" in err && typeof err.code === "string") return err.code;

@@ -3,7 +3,8 @@
 import type { JobHelpers } from "graphile-worker";
 import type { CallableTask, Dag, TaskResult } from "./dag.ts";
 import type { Engine } from "./engine.ts";
-import { NonRetryableError, RunnerShutdownError, TaskTimeoutError, coerceError } from "./errors.ts";
+import { NonRetryableError, RunnerShutdownError, TaskTimeoutError } from "./errors.ts";
+import { coerceError } from "../errors.ts";
 import { failPoint, pausePoint } from "./fault-points.ts";
 import { type TrackedTry, addLine } from "./inflight.ts";
 import { buildTaskContext } from "./task-context.ts";

@@ -3,7 +3,8 @@
 // (000014) holds the try there until a test releases it, so a fault test strikes at that exact
 // moment of a run. A runner with fail points off never reads either table.
 import type { Engine } from "./engine.ts";
-import { NonRetryableError, coerceError } from "./errors.ts";
+import { NonRetryableError } from "./errors.ts";
+import { coerceError } from "../errors.ts";
 import { type TrackedTry, addLine } from "./inflight.ts";
 import { queryOne, statement } from "./db.ts";
 

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { MigrationChangedError, SchemaTooNewError } from "./errors.ts";
+import { errorMessage } from "../errors.ts";
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
 const MIGRATION_LOCK: [number, number] = [7300, 1];
@@ -82,7 +83,7 @@ async function applyMissing(client: pg.PoolClient, migrations: Migration[]): Pro
       await client.query("commit");
     } catch (err) {
       await client.query("rollback").catch(() => undefined);
-      throw new Error(`runner migration ${migration.id}_${migration.name} failed: ${(err as Error).message}`, {
+      throw new Error(`runner migration ${migration.id}_${migration.name} failed: ${errorMessage(err)}`, {
         cause: err,
       });
     }

@@ -6,7 +6,7 @@
 import type { JobHelpers } from "graphile-worker";
 import type { Dag, WaitingTriggerTask } from "./dag.ts";
 import type { Engine } from "./engine.ts";
-import { coerceError } from "./errors.ts";
+import { coerceError } from "../errors.ts";
 import { type TrackedTry, addLine, takeLines } from "./inflight.ts";
 import { manifestTasks, newRunId } from "./runs.ts";
 import { buildTaskContext } from "./task-context.ts";

@@ -10,7 +10,8 @@ import type { Logger } from "pino";
 import type { DagImportError } from "../api/context.ts";
 import { repoRoot } from "../config/stand.ts";
 import { Dag } from "../runner/dag.ts";
-import { DagDefinitionError, coerceError } from "../runner/errors.ts";
+import { DagDefinitionError } from "../runner/errors.ts";
+import { coerceError } from "../errors.ts";
 import { DagRegistry } from "../runner/registry.ts";
 
 export interface LoadedDags {

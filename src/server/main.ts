@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import type { Logger } from "pino";
 import { apiListenHost, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
-import { coerceError } from "../runner/errors.ts";
+import { coerceError } from "../errors.ts";
 import { createRunner } from "../runner/runner.ts";
 import type { Runner } from "../runner/runner.ts";
 import { createStandApp } from "./app.ts";

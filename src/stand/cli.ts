@@ -3,9 +3,10 @@
 import { Command } from "commander";
 import { loadStandConfig } from "../config/stand.ts";
 import { standClean, standContext, standDown, standStatus, standUp } from "./stand.ts";
+import { errorMessage } from "../errors.ts";
 
 function fail(err: unknown): never {
-  console.error(`\nstand: ${(err as Error).message}`);
+  console.error(`\nstand: ${errorMessage(err)}`);
   process.exit(1);
 }
 

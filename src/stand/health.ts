@@ -2,6 +2,7 @@
 // the error names the service and port, and carries the tail of its log and what to try.
 import { setTimeout as sleep } from "node:timers/promises";
 import { tailFile } from "./supervisor.ts";
+import { errorMessage } from "../errors.ts";
 
 export class ServiceStartError extends Error {
   constructor(
@@ -44,7 +45,7 @@ export async function waitForHealthy(wait: HealthWait): Promise<number> {
         return elapsed();
       }
     } catch (err) {
-      lastProblem = (err as Error).message;
+      lastProblem = errorMessage(err);
     }
     if (!wait.isAlive()) throw startFailure(wait, `its process exited after ${elapsed().toFixed(1)} s`, lastProblem);
     if (elapsed() - lastReport >= 5) {

@@ -9,6 +9,7 @@ import { Kafka, logLevel } from "kafkajs";
 import type { StandConfig } from "../config/stand.ts";
 import type { StandPaths } from "./paths.ts";
 import type { ServiceDefinition, StandContext } from "./service.ts";
+import { childOutput, errorMessage } from "../errors.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -92,8 +93,8 @@ async function formatStorageOnce(ctx: StandContext): Promise<void> {
   try {
     await execFileAsync("java", [...jvmArgs(ctx), ...storageFormatArgs(clusterId, k.config)]);
   } catch (err) {
-    const e = err as Error & { stderr?: string; stdout?: string };
-    throw new Error(`kafka: storage format failed: ${e.stderr ?? ""}${e.stdout ?? ""}${e.message}`, { cause: err });
+    const { stderr, stdout } = childOutput(err);
+    throw new Error(`kafka: storage format failed: ${stderr}${stdout}${errorMessage(err)}`, { cause: err });
   }
 }
 

@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import type { StandConfig } from "../config/stand.ts";
 import type { ServiceDefinition, StandContext } from "./service.ts";
+import { childOutput, errorMessage } from "../errors.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -97,8 +98,7 @@ async function initCluster(ctx: StandContext, user: OsUser, data: string): Promi
       { uid: user.uid, gid: user.gid, cwd: data },
     );
   } catch (err) {
-    const e = err as Error & { stderr?: string };
-    throw new Error(`postgres: initdb failed: ${e.stderr ?? e.message}`, { cause: err });
+    throw new Error(`postgres: initdb failed: ${childOutput(err).stderr || errorMessage(err)}`, { cause: err });
   } finally {
     rmSync(pwfile, { force: true });
   }

@@ -4,6 +4,7 @@ import type { StandConfig } from "../config/stand.ts";
 import { waitForHealthy } from "./health.ts";
 import type { StandPaths } from "./paths.ts";
 import { isPortOpen, type StartSpec, type Supervisor } from "./supervisor.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface StandContext {
   config: StandConfig;
@@ -102,7 +103,7 @@ export async function probedStatus(name: string, port: number, pid: number | und
     const detail = healthy ? who : `${who}, probe said not ready`;
     return { name, port, pid, healthy, detail: note === undefined ? detail : `${detail}, ${note}` };
   } catch (err) {
-    const why = pid === undefined ? "not running" : `pid ${pid} alive but unhealthy: ${(err as Error).message}`;
+    const why = pid === undefined ? "not running" : `pid ${pid} alive but unhealthy: ${errorMessage(err)}`;
     return { name, port, pid, healthy: false, detail: why };
   }
 }

@@ -4,7 +4,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
 import { ApiProblem, problemForRunnerError, sendProblem, titleFor } from "../api/problem.ts";
-import { coerceError } from "../runner/errors.ts";
+import { coerceError } from "../errors.ts";
 import { html, webPaths } from "./html.ts";
 import { renderPage } from "./layout.ts";
 

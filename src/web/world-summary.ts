@@ -5,7 +5,7 @@
 // becomes that part's error, never the whole answer's. The SQL is exported so tests run the same.
 import { connectClickHouse, type StandClickHouse } from "../clickhouse/client.ts";
 import type { StandConfig } from "../config/stand.ts";
-import { coerceError } from "../runner/errors.ts";
+import { coerceError } from "../errors.ts";
 
 /** One part of the summary: its data, or why it could not be read. */
 export type Part<T> = { ok: true; data: T } | { ok: false; error: string };

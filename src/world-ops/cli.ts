@@ -22,6 +22,7 @@ import { loadExpectations, runClickHouseChecks } from "./checks.ts";
 import { ensureRunner, runnerHealthy, stopRunner } from "../stand/runner-service.ts";
 import { standContext, standDown, standStatus, standUp } from "../stand/stand.ts";
 import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./report.ts";
+import { errorMessage } from "../errors.ts";
 
 const print = (line: string) => console.log(line);
 
@@ -64,7 +65,7 @@ async function check(what: string, probe: () => Promise<string>): Promise<SmokeC
   try {
     return { what, ok: true, detail: await probe() };
   } catch (err) {
-    return { what, ok: false, detail: (err as Error).message };
+    return { what, ok: false, detail: errorMessage(err) };
   }
 }
 
@@ -112,7 +113,7 @@ function exitWith(work: () => Promise<number>): () => Promise<void> {
     try {
       process.exitCode = await work();
     } catch (err) {
-      console.error(`\n${(err as Error).message}`);
+      console.error(`\n${errorMessage(err)}`);
       process.exitCode = 1;
     }
   };

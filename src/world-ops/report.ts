@@ -9,6 +9,7 @@ import { apiBaseUrl, loadStandConfig } from "../config/stand.ts";
 import { APPLICATION_DATABASES } from "../world/constants.ts";
 import type { SchemaStatus } from "../world/schema-status.ts";
 import { WORLD_POSITION_KEY } from "../world/position.ts";
+import { coerceError } from "../errors.ts";
 
 export interface FailedTask {
   dagId: string;
@@ -114,8 +115,8 @@ function renderDrift(schema: SchemaStatus): string {
 export async function renderWorldSummary(client: RunnerApiClient): Promise<string> {
   const [position, schema, layers] = await Promise.all([
     readWorldPositionText(client),
-    client.request<SchemaStatus>("GET", "api/v2/system/schema").catch((err: unknown) => err as Error),
-    layerCounts().catch((err: unknown) => err as Error),
+    client.request<SchemaStatus>("GET", "api/v2/system/schema").catch((err: unknown) => coerceError(err)),
+    layerCounts().catch((err: unknown) => coerceError(err)),
   ]);
   const lines = [`world: ${WORLD_POSITION_KEY} = ${position ?? "(not set)"}`];
   if (layers instanceof Error) lines.push(`layers: could not count (${layers.message})`);

@@ -7,6 +7,7 @@ import { quoteIdentifier } from "../clickhouse/sql.ts";
 import type { StandConfig } from "../config/stand.ts";
 import type { TemplateValues } from "../clickhouse/sql-template.ts";
 import { CATALOG_CSV_PATH } from "./constants.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface WorldTemplateInputs {
   platform: Platform;
@@ -34,6 +35,6 @@ export async function readCatalogCsv(file: string = CATALOG_CSV_PATH): Promise<s
   try {
     return await readFile(file, "utf8");
   } catch (err) {
-    throw new Error(`cannot read the product catalog ${file}: ${(err as Error).message}; it is written by the generator's inventory --write`, { cause: err });
+    throw new Error(`cannot read the product catalog ${file}: ${errorMessage(err)}; it is written by the generator's inventory --write`, { cause: err });
   }
 }

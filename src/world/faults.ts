@@ -2,7 +2,7 @@
 // ClickHouse server error code, a Postgres SQLSTATE, a kafkajs error's own `retriable` flag, a
 // socket error code. World DAGs pass isTransientFault to the runner (DagOptions.isRetryable): a
 // transient fault is retried with the task's jittered backoff, a permanent one fails at once.
-import { ClickHouseStatementError, CH_ERROR, clickhouseErrorCode } from "../clickhouse/errors.ts";
+import { ClickHouseStatementError, CH_ERROR, clickhouseServerCode } from "../clickhouse/errors.ts";
 import { pgErrorCode } from "../runner/errors.ts";
 
 /** ClickHouse codes that a later try can outlive: a replica in readonly mode (its ZooKeeper session
@@ -58,10 +58,9 @@ export type FaultClass = "transient" | "permanent" | "unknown";
 /** Transient when any error in the cause chain is; a server code that is not transient is permanent. */
 export function classifyFault(err: unknown): FaultClass {
   for (const e of chain(err)) {
-    if (e instanceof ClickHouseStatementError || (e instanceof Error && /Code: \d+/.test(e.message))) {
-      const code = e instanceof ClickHouseStatementError ? e.code : clickhouseErrorCode(e);
-      if (code !== undefined) return TRANSIENT_CLICKHOUSE_CODES.has(code) ? "transient" : "permanent";
-    }
+    // a ClickHouse server's code (18.16 gives it only inside its text, which src/clickhouse/errors.ts reads)
+    const chCode = e instanceof ClickHouseStatementError ? e.code : clickhouseServerCode(e);
+    if (chCode !== undefined) return TRANSIENT_CLICKHOUSE_CODES.has(chCode) ? "transient" : "permanent";
     if (isKafkaError(e)) {
       if (e.retriable === true) return "transient";
       if (e.name === "KafkaJSNumberOfRetriesExceeded" || e.name === "KafkaJSConnectionError" || e.name === "KafkaJSRequestTimeoutError") {

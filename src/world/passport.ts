@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { PASSPORT_PATH } from "./constants.ts";
+import { errorMessage } from "../errors.ts";
 
 const count = z.number().int().min(0);
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be YYYY-MM-DD");
@@ -106,13 +107,13 @@ export async function loadPassport(file: string = PASSPORT_PATH): Promise<Passpo
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    throw new PassportError(file, `cannot be read (${(err as Error).message}); it is written by the generator's inventory --write`);
+    throw new PassportError(file, `cannot be read (${errorMessage(err)}); it is written by the generator's inventory --write`);
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new PassportError(file, `is not valid JSON: ${(err as Error).message}`);
+    throw new PassportError(file, `is not valid JSON: ${errorMessage(err)}`);
   }
   return parsePassport(raw, file);
 }

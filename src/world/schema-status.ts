@@ -8,6 +8,7 @@ import { loadStandConfig } from "../config/stand.ts";
 import { PG_ERROR, pgErrorCode } from "../runner/errors.ts";
 import { checkCatalogue, type CatalogueDrift } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";
+import { errorMessage } from "../errors.ts";
 
 /** The runner database has no runner.schema_ledger table: the runner never migrated it. */
 export class SchemaLedgerMissingError extends Error {
@@ -145,7 +146,7 @@ export async function probePlatform(timeoutMs = 5000): Promise<PlatformProbe> {
     };
   } catch (err) {
     const empty = { version: null, has_sql_roles: null, has_json_functions: null, has_date_time64: null, has_sql_dictionaries: null };
-    return { node, ...empty, error: (err as Error).message };
+    return { node, ...empty, error: errorMessage(err) };
   } finally {
     await clickhouse.close();
   }

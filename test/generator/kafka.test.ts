@@ -12,6 +12,7 @@ import { silentLogger } from "../../generator/src/log.ts";
 import { runBatch, runSnapshots } from "../../generator/src/play.ts";
 import type { Output } from "../../generator/src/config.ts";
 import { DEFAULT_SEED } from "../../generator/src/world.ts";
+import { errorMessage } from "../../src/errors.ts";
 
 const config = loadStandConfig();
 const brokers = [`${config.bind_host}:${config.kafka.port}`];
@@ -74,7 +75,7 @@ before(async () => {
     await admin.listTopics();
     reachable = true;
   } catch (err) {
-    if (processEnv.ci) throw new Error(`Kafka at ${brokers[0]} is not reachable: ${(err as Error).message}`);
+    if (processEnv.ci) throw new Error(`Kafka at ${brokers[0]} is not reachable: ${errorMessage(err)}`);
   }
 });
 

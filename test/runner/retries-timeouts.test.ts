@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { NonRetryableError } from "../../src/runner/errors.ts";
 import { type TestDatabase, sleep, triggerAndWait, useTestRunner, withClient } from "../../harness/runner-db.ts";
+import { coerceError } from "../../src/errors.ts";
 
 const tryStarts = new Map<string, number[]>();
 const signalSeen = new Map<string, unknown>();
@@ -32,7 +33,7 @@ const dags = [
         ctx.signal.addEventListener("abort", () => {
           clearTimeout(timer);
           signalSeen.set(ctx.runId, ctx.signal.reason);
-          reject(ctx.signal.reason as Error);
+          reject(coerceError(ctx.signal.reason));
         });
       });
     })

@@ -5,12 +5,13 @@ import { after, before, describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import type { Runner } from "../../src/runner/runner.ts";
 import { type TestDatabase, createTestDatabase, startRunner, waitForTaskState, withClient } from "../../harness/runner-db.ts";
+import { coerceError } from "../../src/errors.ts";
 
 const dags = [
   defineDag({ id: "long_haul" })
     .task("patient", { retries: 1, retryDelayMs: 0 }, async (ctx) => {
       if (ctx.tryNumber > 1) return;
-      await new Promise<void>((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
+      await new Promise<void>((_, reject) => ctx.signal.addEventListener("abort", () => reject(coerceError(ctx.signal.reason))));
     })
     .build(),
 ];

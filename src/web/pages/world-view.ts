@@ -4,7 +4,8 @@
 // is read on its own and carries its own error: a ClickHouse or Kafka that does not answer is shown
 // as such, the page never fails for it.
 import { z } from "zod";
-import { DagNotFoundError, VariableNotFoundError, coerceError } from "../../runner/errors.ts";
+import { DagNotFoundError, VariableNotFoundError } from "../../runner/errors.ts";
+import { coerceError } from "../../errors.ts";
 import type { RunnerService } from "../../runner/service.ts";
 import type { VariableChange } from "../../runner/types.ts";
 import type { PartitionOffsets } from "../kafka-lag.ts";

@@ -1,0 +1,30 @@
+// Anything thrown, as an Error: every room reads errors through these, never with a cast
+// (`(err as Error)` is refused by eslint), and decides by a code, never by the message text.
+
+/** Turns anything thrown into an Error, keeping the original as `cause`. */
+export function coerceError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  if (typeof value === "string") return new Error(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  return new Error(`non-error thrown: ${text}`, { cause: value });
+}
+
+/** What went wrong, in words, for a log line or a message to a person (never to decide on). */
+export function errorMessage(value: unknown): string {
+  return coerceError(value).message;
+}
+
+/** What a failed child process (execFile) printed, carried on its error; empty strings when absent. */
+export function childOutput(value: unknown): { stderr: string; stdout: string } {
+  const field = (name: "stderr" | "stdout"): string => {
+    if (typeof value !== "object" || value === null || !(name in value)) return "";
+    const text: unknown = (value as Record<string, unknown>)[name];
+    return typeof text === "string" || Buffer.isBuffer(text) ? text.toString() : "";
+  };
+  return { stderr: field("stderr"), stdout: field("stdout") };
+}
