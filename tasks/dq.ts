@@ -8,7 +8,7 @@
 import path from "node:path";
 import type { StandClickHouse } from "../src/clickhouse/client.ts";
 import type { Platform } from "../src/clickhouse/platform.ts";
-import { querySqlFile, readSqlFile, readSqlFragment, runSqlFile } from "../src/clickhouse/sql-files.ts";
+import { querySqlFile, readSqlFile, readSqlFragment, registeredSqlFiles, runSqlFile } from "../src/clickhouse/sql-files.ts";
 import { renderTemplate, type TemplateValues } from "../src/clickhouse/sql-template.ts";
 import { quoteString } from "../src/clickhouse/sql.ts";
 import { repoRoot } from "../src/config/stand.ts";
@@ -21,17 +21,22 @@ import { runTemplateValues, serverNow } from "./etl-sql.ts";
 
 export const DQ_DIR = path.join(repoRoot, "sql", "dq");
 
-/** The checks, in the order they are measured; each has sql/dq/checks/<name>.sql and a check_<name> task. */
-export const DQ_CHECKS = [
-  "freshness",
-  "sessions_vs_reference",
-  "classes_vs_inventory",
-  "mart_daily_traffic",
-  "mart_daily_funnel",
-  "mart_daily_revenue",
-  "mart_daily_dq_errors",
-  "mart_purchase_vs_orders",
-] as const;
+/** The checks, in the order they are measured; each has sql/dq/checks/<name>.sql and a check_<name>
+ * task. A file there that is not listed (or a name without its file) fails the DAG's load. */
+export const DQ_CHECKS = registeredSqlFiles(
+  path.join(DQ_DIR, "checks"),
+  [
+    "freshness",
+    "sessions_vs_reference",
+    "classes_vs_inventory",
+    "mart_daily_traffic",
+    "mart_daily_funnel",
+    "mart_daily_revenue",
+    "mart_daily_dq_errors",
+    "mart_purchase_vs_orders",
+  ],
+  "a data-quality check",
+);
 export type DqCheckName = (typeof DQ_CHECKS)[number];
 
 /** The mart's classes: the five the generator plants, and awaiting_order (never on a closed day). */

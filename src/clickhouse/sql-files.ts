@@ -2,6 +2,7 @@
 // with dbgate-query-splitter (sql-statements.ts), render each statement's {{placeholders}} with the
 // one template renderer (sql-template.ts), and run the statements in order on one account's
 // connection. Every failure names the file, the statement, the account and the node.
+import { readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { StandClickHouse, Settings } from "./client.ts";
@@ -151,4 +152,21 @@ export async function querySqlFile<Row>(input: Omit<RunFileInput, "log">): Promi
   } catch (err) {
     throw statementError(step, file, statement, clickhouse, err);
   }
+}
+
+/**
+ * A folder of SQL files that a registry in code names one by one (the checks of check-clickhouse,
+ * the dq_check DAG's checks): every .sql file there must be registered and every registered name
+ * must have its file, so a file added without its entry is an error when the registry is loaded,
+ * never a check silently not run. Returns the registered names in their order.
+ */
+export function registeredSqlFiles<const Name extends string>(dir: string, registered: readonly Name[], what: string): readonly Name[] {
+  const files = readdirSync(dir).filter((f) => f.endsWith(".sql"));
+  const names = new Set<string>(registered);
+  const unregistered = files.filter((f) => !names.has(f.slice(0, -".sql".length)));
+  const missing = registered.filter((n) => !files.includes(`${n}.sql`));
+  const where = path.relative(repoRoot, dir);
+  if (unregistered.length > 0) throw new Error(`${where}: ${unregistered.join(", ")} ${unregistered.length === 1 ? "is" : "are"} not registered as ${what}; add ${unregistered.length === 1 ? "it" : "them"} to the registry or remove the file`);
+  if (missing.length > 0) throw new Error(`${where}: ${what} ${missing.join(", ")} ${missing.length === 1 ? "has" : "have"} no .sql file`);
+  return registered;
 }

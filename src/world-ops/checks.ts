@@ -13,12 +13,34 @@ import { quoteString } from "../clickhouse/sql.ts";
 import { loadStandConfig, repoRoot, type StandConfig } from "../config/stand.ts";
 import { PASSPORT_PATH } from "../world/constants.ts";
 import { loadPassport } from "../world/passport.ts";
-import { querySqlFile, readSqlFile } from "../clickhouse/sql-files.ts";
+import { querySqlFile, readSqlFile, registeredSqlFiles } from "../clickhouse/sql-files.ts";
+import { errorMessage } from "../errors.ts";
 import { compareDayCounts, compareLatestSnapshot, type CheckResult, type Expectations } from "./check-compare.ts";
 
 export type { CheckResult, Expectations } from "./check-compare.ts";
 
 export const CHECKS_DIR = path.join(repoRoot, "sql", "checks");
+
+/** The queries of check-clickhouse, one file each in sql/checks/; a file there that is not listed
+ * (or a name without its file) is an error when this module loads. */
+export const STAND_CHECK_QUERIES = registeredSqlFiles(
+  CHECKS_DIR,
+  [
+    "cluster-topology",
+    "macros",
+    "cluster-fanout",
+    "distributed-cross-read",
+    "ddl-queue-entries",
+    "ddl-queue-entry",
+    "ods-events-per-date",
+    "ods-errors-per-date",
+    "dds-sessions-per-date",
+    "dm-marts-per-date",
+    "ods-orders-latest-snapshot",
+  ],
+  "a check-clickhouse query",
+);
+type StandCheckQuery = (typeof STAND_CHECK_QUERIES)[number];
 
 /** The distributed DDL queue the stand's servers use (docs/stand.md). */
 export const DDL_QUEUE_PATH = "/clickhouse/task_queue/ddl";
@@ -73,12 +95,12 @@ class CheckRun {
   }
 
   /** Runs a check query; on failure records a red result named `name` and returns undefined. */
-  async rows<Row>(name: string, file: string, account: AccountKey, node: string, values: Record<string, string> = {}): Promise<Row[] | undefined> {
+  async rows<Row>(name: string, file: `${StandCheckQuery}.sql`, account: AccountKey, node: string, values: Record<string, string> = {}): Promise<Row[] | undefined> {
     try {
       const sqlFile = await readSqlFile(path.join(CHECKS_DIR, file), "checkClickHouse");
       return await querySqlFile<Row>({ step: "checkClickHouse", clickhouse: this.session(account, node), file: sqlFile, values, signal: this.signal });
     } catch (err) {
-      this.add(name, false, "the query runs", "it failed", err instanceof Error ? err.message : String(err));
+      this.add(name, false, "the query runs", "it failed", errorMessage(err));
       return undefined;
     }
   }

@@ -55,13 +55,15 @@ async function down(): Promise<number> {
   return 0;
 }
 
-interface SmokeCheck {
+/** One smoke probe: is a service or the runner there and answering. ("Checks" are the world's data
+ * checks: check-clickhouse's sql/checks/ and dq_check's sql/dq/checks/.) */
+interface SmokeProbe {
   what: string;
   ok: boolean;
   detail: string;
 }
 
-async function check(what: string, probe: () => Promise<string>): Promise<SmokeCheck> {
+async function probeOf(what: string, probe: () => Promise<string>): Promise<SmokeProbe> {
   try {
     return { what, ok: true, detail: await probe() };
   } catch (err) {
@@ -71,19 +73,19 @@ async function check(what: string, probe: () => Promise<string>): Promise<SmokeC
 
 async function smoke(): Promise<number> {
   const client = apiClient();
-  const checks = [
+  const probes = [
     ...(await standStatus(standContext())).map((s) => ({ what: s.name, ok: s.healthy, detail: s.detail })),
-    await check("runner", async () => (await runnerHealthy(), `${apiBaseUrl()} healthy`)),
-    await check("world DAGs", async () => {
+    await probeOf("runner", async () => (await runnerHealthy(), `${apiBaseUrl()} healthy`)),
+    await probeOf("world DAGs", async () => {
       const { dags } = await client.request<{ dags: DagResponse[] }>("GET", "api/v2/dags", { query: { limit: 1000 } });
       const missing = WORLD_DAG_IDS.filter((id) => !dags.some((d) => d.dag_id === id));
       if (missing.length > 0) throw new Error(`not loaded: ${missing.join(", ")}`);
       return `${WORLD_DAG_IDS.length} loaded`;
     }),
-    await check("world position", async () => `world_position = ${(await readWorldPositionText(client)) ?? "(not set: no world yet)"}`),
+    await probeOf("world position", async () => `world_position = ${(await readWorldPositionText(client)) ?? "(not set: no world yet)"}`),
   ];
-  for (const c of checks) print(`${c.ok ? "ok  " : "FAIL"} ${c.what.padEnd(16)} ${c.detail}`);
-  return checks.every((c) => c.ok) ? 0 : 1;
+  for (const p of probes) print(`${p.ok ? "ok  " : "FAIL"} ${p.what.padEnd(16)} ${p.detail}`);
+  return probes.every((p) => p.ok) ? 0 : 1;
 }
 
 /** Runs the generator CLI once against the stand's broker; its flags come from GENERATOR_* variables. */
