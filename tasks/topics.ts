@@ -1,6 +1,6 @@
 // The world's Kafka topics: created before the DDL (a ClickHouse reader never creates topics, and a
 // broker-made topic would get one partition), deleted by world_recreate after the consumer groups.
-import { type Admin, type ITopicMetadata, KafkaJSAggregateError, KafkaJSProtocolError } from "kafkajs";
+import type { Admin, ITopicMetadata } from "kafkajs";
 import { WORLD_TOPICS, type WorldTopic } from "../src/world/constants.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin, worldBrokers, type KafkaTarget } from "./kafka-admin.ts";
@@ -63,8 +63,16 @@ export async function createTopics(input: CreateTopicsInput): Promise<void> {
  * Decided by that type, never by the message text.
  */
 export function topicStillThere(err: unknown): boolean {
-  const errors = err instanceof KafkaJSAggregateError ? err.errors : [err];
-  return errors.length > 0 && errors.every((e) => e instanceof KafkaJSProtocolError && e.type === "TOPIC_ALREADY_EXISTS");
+  // by name and field, not instanceof: kafkajs is CommonJS and Node's ESM import does not see its
+  // error classes as named exports
+  const inner: unknown = err instanceof Error && err.name === "KafkaJSAggregateError" ? (err as { errors?: unknown }).errors : [err];
+  return Array.isArray(inner) && inner.length > 0 && inner.every((e: unknown) => kafkaErrorType(e) === "TOPIC_ALREADY_EXISTS");
+}
+
+/** A kafkajs protocol error's `type` (the broker's error name), or undefined. */
+function kafkaErrorType(e: unknown): string | undefined {
+  if (!(e instanceof Error) || !("type" in e)) return undefined;
+  return typeof e.type === "string" ? e.type : undefined;
 }
 
 /**
