@@ -73,7 +73,11 @@ export class ClickHouseRefusedError extends ClickHouseStatementError {}
 export function clickhouseErrorCode(err: unknown): number | undefined {
   const fromField = (err as { code?: unknown } | null)?.code;
   if (typeof fromField === "string" && /^\d+$/.test(fromField)) return Number(fromField);
-  const message = err instanceof Error ? err.message : String(err);
+  return codeInServerText(err instanceof Error ? err.message : String(err));
+}
+
+/** The "Code: N" a ClickHouse server writes in its error text (all 18.16 gives), or undefined. */
+function codeInServerText(message: string): number | undefined {
   const match = /Code: (\d+)/.exec(message);
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
@@ -87,8 +91,7 @@ export function clickhouseErrorCode(err: unknown): number | undefined {
 export function clickhouseServerCode(err: unknown): number | undefined {
   if (!(err instanceof Error)) return undefined;
   if (err instanceof ClickHouseError) return clickhouseErrorCode(err);
-  const match = /Code: (\d+)/.exec(err.message);
-  return match?.[1] === undefined ? undefined : Number(match[1]);
+  return codeInServerText(err.message);
 }
 
 /** The server's words without the 18.16 decoration (", e.what() = DB::Exception" and the stack). */

@@ -107,8 +107,6 @@ export interface TopicLoaderWiring {
   metrics?: LoaderMetrics;
   pausePoints?: PausePoints;
   onCycle?: TopicLoaderOptions["onCycle"];
-  /** kafkajs consumer settings; default LOADER_CONSUMER_SETTINGS. */
-  consumer?: TopicLoaderOptions["consumer"];
   /** The consumer loop's timer and bounded stop (TopicLoaderOptions); defaults there. */
   tickMs?: number;
   drainTimeoutMs?: number;
@@ -120,7 +118,7 @@ export function createTopicLoader(w: TopicLoaderWiring): TopicLoader {
     kafka: w.kafka,
     topic,
     groupId: w.groupId,
-    consumer: w.consumer ?? LOADER_CONSUMER_SETTINGS,
+    consumer: LOADER_CONSUMER_SETTINGS,
     tickMs: w.tickMs,
     drainTimeoutMs: w.drainTimeoutMs,
     createCore: (commit) =>

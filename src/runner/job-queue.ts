@@ -81,8 +81,8 @@ export class JobQueue {
   private stopping = false;
   /** Lock owner ids of pools that ended on their own and whose jobs are not yet unlocked. */
   private readonly orphanedPoolIds = new Set<string>();
-  /** Times graphile-worker's pool ended on its own and was started again. */
-  restarts = 0;
+  /** Times graphile-worker's pool ended on its own and was started again (for the log; the metric counts it too). */
+  private restarts = 0;
 
   constructor(
     private readonly engine: Engine,
@@ -90,11 +90,6 @@ export class JobQueue {
     private readonly onRestart: () => void = () => undefined,
   ) {
     this.pool = createQueuePool(options, engine.logger);
-  }
-
-  /** Whether graphile-worker is running now (false while it is being started again). */
-  get running(): boolean {
-    return this.current !== undefined;
   }
 
   async start(): Promise<void> {
