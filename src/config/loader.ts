@@ -27,6 +27,23 @@ const backoffSchema = z
   })
   .strict();
 
+/** Shape limits of a "json-object" value (decode.ts; docs/loader.md has what 18.16 survives):
+ * a value past one is a dead letter with that limit's reason, before any INSERT. */
+const shapeLimitsSchema = z
+  .object({
+    /** Nesting levels, the outer object included (18.16 dies at 29,062). */
+    maxDepth: positiveInt.max(20_000).default(1000),
+    /** Object members at every level. */
+    maxFields: positiveInt.default(10_000),
+    /** Bytes of one key as written (escapes included). */
+    maxKeyBytes: positiveInt.default(1024),
+    /** Bytes of one string value as written. */
+    maxStringBytes: positiveInt.default(256 * 1024),
+    /** Characters of one number (sign, point and exponent included). */
+    maxNumberChars: positiveInt.default(256),
+  })
+  .strict();
+
 export const loaderConfigSchema = z
   .object({
     /** A message value larger than this is dead-lettered as too_large without being parsed. */
@@ -40,6 +57,7 @@ export const loaderConfigSchema = z
     /** After this many holds in a row by code 252 of a table's batch with the same first row, the
      * next flush splits that batch in halves (loader-core.ts says why). */
     tooManyPartsSplitAfter: positiveInt.default(3),
+    shapeLimits: shapeLimitsSchema.default(() => shapeLimitsSchema.parse({})),
     flush: flushSchema.default(() => flushSchema.parse({})),
     backoff: backoffSchema.default(() => backoffSchema.parse({})),
   })
@@ -53,6 +71,7 @@ export type LoaderConfig = Readonly<z.output<typeof loaderConfigSchema>>;
 export function compileLoaderConfig(input: LoaderConfigInput = {}): LoaderConfig {
   const parsed = loaderConfigSchema.parse(input);
   Object.freeze(parsed.flush);
+  Object.freeze(parsed.shapeLimits);
   Object.freeze(parsed.backoff);
   return Object.freeze(parsed);
 }

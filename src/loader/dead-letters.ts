@@ -14,7 +14,7 @@ import type { MessageSource } from "./types.ts";
 
 export interface DeadLetter {
   source: MessageSource;
-  /** too_large, invalid_utf8, not_json, not_object, or a data rejection's name (rejections.ts). */
+  /** An undecodable reason (decode.ts UNDECODABLE_REASONS: too_large … number_too_long), kills_server, or a data rejection's name (rejections.ts). */
   reason: string;
   /** The server's exception code for a rejected row; undefined for undecodable messages. */
   errorCode: number | undefined;

@@ -120,31 +120,83 @@ function literalEnd(bytes: Uint8Array, from: number, word: string): number {
   return from + word.length;
 }
 
-/** Past `"name"` + whitespace + `:` + whitespace, starting at an object member's opening quote; -1 if invalid. */
-function memberNameEnd(bytes: Uint8Array, from: number): number {
-  if (bytes[from] !== QUOTE) return -1;
-  const name = stringEnd(bytes, from + 1);
+/**
+ * Bounds on a JSON value's shape, checked in the same pass as its syntax (docs/loader.md, "Shapes
+ * that kill a server": ClickHouse 18.16 dies of stack overflow skipping an unknown field nested
+ * about 29,000 levels deep). Depth counts open containers, the outer one included; fields count
+ * the object members at every level; key and string bytes are measured as written (escapes
+ * included, quotes not); a number's characters include its sign, point and exponent.
+ */
+export interface JsonShapeLimits {
+  maxDepth: number;
+  maxFields: number;
+  maxKeyBytes: number;
+  maxStringBytes: number;
+  maxNumberChars: number;
+}
+
+export const JSON_SHAPE_FAULTS = ["too_deep", "too_many_fields", "key_too_long", "string_too_long", "number_too_long"] as const;
+export type JsonShapeFault = (typeof JSON_SHAPE_FAULTS)[number];
+
+/** Where a scan stopped: `end` is past the value, or -1 when the bytes are not one valid JSON value
+ * (`fault` undefined) or a shape limit was passed (`fault` names it, `size` is what was measured). */
+export interface JsonScan {
+  end: number;
+  fault: JsonShapeFault | undefined;
+  size: number;
+  /** Object members met so far. */
+  fields: number;
+}
+
+const NO_LIMITS: JsonShapeLimits = { maxDepth: Infinity, maxFields: Infinity, maxKeyBytes: Infinity, maxStringBytes: Infinity, maxNumberChars: Infinity };
+
+/**
+ * The index just past the one JSON value that starts at `from` (no whitespace skipped before it),
+ * or -1 when the bytes there are not a valid JSON value. No shape limits.
+ */
+export function jsonValueEnd(bytes: Uint8Array, from: number): number {
+  return scanJsonValue(bytes, from, NO_LIMITS).end;
+}
+
+/** Past a scalar, or -1; a string or number longer than its limit sets `scan.fault`. */
+function boundedScalarEnd(bytes: Uint8Array, from: number, limits: JsonShapeLimits, scan: JsonScan): number {
+  const c = bytes[from];
+  if (c === QUOTE) {
+    const end = stringEnd(bytes, from + 1);
+    return end - from - 2 > limits.maxStringBytes ? fail(scan, "string_too_long", end - from - 2) : end;
+  }
+  if (c === 0x74) return literalEnd(bytes, from, "true");
+  if (c === 0x66) return literalEnd(bytes, from, "false");
+  if (c === 0x6e) return literalEnd(bytes, from, "null");
+  const end = numberEnd(bytes, from);
+  return end - from > limits.maxNumberChars ? fail(scan, "number_too_long", end - from) : end;
+}
+
+/** Past `"name"` + whitespace + `:` + whitespace, at an object member's opening quote; -1 if invalid
+ * or past a limit (the member count or the key's length; `scan.fault` says which). */
+function memberValueStart(bytes: Uint8Array, at: number, limits: JsonShapeLimits, scan: JsonScan): number {
+  if (++scan.fields > limits.maxFields) return fail(scan, "too_many_fields", scan.fields);
+  if (bytes[at] !== QUOTE) return -1;
+  const name = stringEnd(bytes, at + 1);
   if (name < 0) return -1;
+  if (name - at - 2 > limits.maxKeyBytes) return fail(scan, "key_too_long", name - at - 2);
   const colon = skipJsonWhitespace(bytes, name);
   return bytes[colon] === COLON ? skipJsonWhitespace(bytes, colon + 1) : -1;
 }
 
-/** Past a scalar (string, number, true, false, null) starting at `from`; -1 if there is none. */
-function scalarEnd(bytes: Uint8Array, from: number): number {
-  const c = bytes[from];
-  if (c === QUOTE) return stringEnd(bytes, from + 1);
-  if (c === 0x74) return literalEnd(bytes, from, "true");
-  if (c === 0x66) return literalEnd(bytes, from, "false");
-  if (c === 0x6e) return literalEnd(bytes, from, "null");
-  return numberEnd(bytes, from);
+function fail(scan: JsonScan, fault: JsonShapeFault, size: number): number {
+  scan.fault = fault;
+  scan.size = size;
+  return -1;
 }
 
 /**
- * The index just past the one JSON value that starts at `from` (no whitespace skipped before it),
- * or -1 when the bytes there are not a valid JSON value. Nesting is tracked on an explicit stack,
- * so depth costs memory, not call stack.
+ * Scans the one JSON value that starts at `from` against syntax and `limits`. Nesting is tracked
+ * on an explicit stack, so depth costs memory, not call stack. The scan stops at the first fault,
+ * so a value that is both too deep and broken further on is called too deep.
  */
-export function jsonValueEnd(bytes: Uint8Array, from: number): number {
+export function scanJsonValue(bytes: Uint8Array, from: number, limits: JsonShapeLimits): JsonScan {
+  const scan: JsonScan = { end: -1, fault: undefined, size: 0, fields: 0 };
   const open: boolean[] = []; // true: inside an object, false: inside an array
   let i = from;
   for (;;) {
@@ -152,31 +204,38 @@ export function jsonValueEnd(bytes: Uint8Array, from: number): number {
     const c = bytes[i];
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       const inner = skipJsonWhitespace(bytes, i + 1);
+      if (open.length + 1 > limits.maxDepth) {
+        fail(scan, "too_deep", open.length + 1);
+        return scan;
+      }
       if (bytes[inner] === (c === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET)) {
         i = inner + 1;
       } else {
-        i = c === OPEN_BRACE ? memberNameEnd(bytes, inner) : inner;
-        if (i < 0) return -1;
+        i = c === OPEN_BRACE ? memberValueStart(bytes, inner, limits, scan) : inner;
+        if (i < 0) return scan;
         open.push(c === OPEN_BRACE);
         continue;
       }
     } else {
-      i = scalarEnd(bytes, i);
-      if (i < 0) return -1;
+      i = boundedScalarEnd(bytes, i, limits, scan);
+      if (i < 0) return scan;
     }
     // a value ended at i: close containers until a comma leads to the next value
     for (;;) {
-      if (open.length === 0) return i;
+      if (open.length === 0) {
+        scan.end = i;
+        return scan;
+      }
       i = skipJsonWhitespace(bytes, i);
       const inObject = open[open.length - 1] === true;
       const next = bytes[i];
       if (next === COMMA) {
         const after = skipJsonWhitespace(bytes, i + 1);
-        i = inObject ? memberNameEnd(bytes, after) : after;
-        if (i < 0) return -1;
+        i = inObject ? memberValueStart(bytes, after, limits, scan) : after;
+        if (i < 0) return scan;
         break;
       }
-      if (next !== (inObject ? CLOSE_BRACE : CLOSE_BRACKET)) return -1;
+      if (next !== (inObject ? CLOSE_BRACE : CLOSE_BRACKET)) return scan;
       open.pop();
       i++;
     }

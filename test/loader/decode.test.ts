@@ -2,7 +2,8 @@
 // JSON.parse on thousands of valid and broken texts (it must never accept what JSON.parse refuses).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { decodeMessageValue, type DecodeMode } from "../../src/loader/decode.ts";
+import { compileLoaderConfig } from "../../src/config/loader.ts";
+import { DEFAULT_SHAPE_LIMITS, decodeMessageValue, type DecodeMode } from "../../src/loader/decode.ts";
 import { jsonValueEnd, skipJsonWhitespace } from "../../src/loader/json-bytes.ts";
 import { randomInt, seededRandom } from "./support.ts";
 
@@ -174,5 +175,54 @@ describe("the byte-level JSON check", () => {
     const deep = "[".repeat(100_000) + "]".repeat(100_000);
     assert.equal(byteCheckAccepts(deep), true);
     assert.equal(byteCheckAccepts(deep.slice(1)), false);
+  });
+});
+
+describe("shape limits (the shapes a ClickHouse server dies or stalls on)", () => {
+  const shapeLimits = { maxDepth: 5, maxFields: 6, maxKeyBytes: 8, maxStringBytes: 10, maxNumberChars: 4 };
+  const shaped = (text: string) => decodeMessageValue(Buffer.from(text), "json-object", { maxMessageBytes: 1 << 20, shapeLimits });
+  const objects = (n: number) => `${'{"a":'.repeat(n - 1)}{}${"}".repeat(n - 1)}`;
+  const arrays = (n: number) => `{"a":${"[".repeat(n - 1)}1${"]".repeat(n - 1)}}`;
+  const fields = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":{}`).join(",")}}`;
+  const nestedFields = (n: number) => `{"a":{${Array.from({ length: n - 1 }, (_, i) => `"k${i}":1`).join(",")}}}`;
+  // [what, value of size n, the limit, the next size a value can have (escapes and é come whole), reason]
+  const cases: [string, (n: number) => string, number, number, string][] = [
+    ["objects nested", objects, 5, 6, "too_deep"],
+    ["arrays nested in a field", arrays, 5, 6, "too_deep"],
+    ["fields at the top", fields, 6, 7, "too_many_fields"],
+    ["fields at every level", nestedFields, 6, 7, "too_many_fields"],
+    ["a key's bytes", (n) => `{"${"k".repeat(n)}":1}`, 8, 9, "key_too_long"],
+    ["a key's bytes as written (escapes count)", (n) => `{"${"\\u0041".repeat(n / 6)}":1}`, 6, 12, "key_too_long"],
+    ["a string's bytes", (n) => `{"s":"${"é".repeat(n / 2)}"}`, 10, 12, "string_too_long"],
+    ["a string in an array", (n) => `{"s":["${"x".repeat(n)}"]}`, 10, 11, "string_too_long"],
+    ["a number's characters", (n) => `{"n":${"9".repeat(n)}}`, 4, 5, "number_too_long"],
+    ["a number's characters with sign and exponent", (n) => `{"n":-${"1".repeat(n - 3)}e1}`, 4, 5, "number_too_long"],
+  ];
+  for (const [what, make, limit, over, reason] of cases) {
+    test(`${what}: ${limit} is a row, ${over} is ${reason}`, () => {
+      const at = shaped(make(limit));
+      assert.ok(at.ok, `${make(limit)}: ${at.ok ? "" : `${at.reason} ${at.detail}`}`);
+      const past = shaped(make(over));
+      assert.equal(past.ok, false, make(over));
+      if (!past.ok) assert.equal(past.reason, reason, past.detail);
+    });
+  }
+
+  test("defaults: the 50,000-deep object of issue 21 is too_deep; a contract hit's shape is a row", () => {
+    const deep = `{"WatchID":1,"x":${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}}`;
+    const result = decodeMessageValue(Buffer.from(deep), "json-object", { maxMessageBytes: 1 << 20 });
+    assert.equal(result.ok ? "row" : result.reason, "too_deep");
+    if (!result.ok) assert.equal(result.detail, "1001, over maxDepth 1000");
+    const atLimit = `{"x":${'{"a":'.repeat(998)}[1]${"}".repeat(998)}}`;
+    assert.ok(decodeMessageValue(Buffer.from(atLimit), "json-object", { maxMessageBytes: 1 << 20 }).ok);
+  });
+
+  test("the config's defaults are decode's defaults", () => {
+    assert.deepEqual({ ...compileLoaderConfig().shapeLimits }, { ...DEFAULT_SHAPE_LIMITS });
+    assert.throws(() => compileLoaderConfig({ shapeLimits: { maxDepth: 29_000 } }), /maxDepth/);
+  });
+
+  test("text mode does not look at shapes", () => {
+    assert.ok(decodeMessageValue(Buffer.from(arrays(50)), "text", { maxMessageBytes: 1 << 20, shapeLimits }).ok);
   });
 });
