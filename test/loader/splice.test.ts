@@ -2,14 +2,14 @@
 // JSON string escaper giving exactly JSON.stringify's bytes.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { decodeMessageValue, type DecodeMode } from "../../src/loader/decode.ts";
+import { DEFAULT_SHAPE_LIMITS, decodeMessageValue, type DecodeMode } from "../../src/loader/decode.ts";
 import { jsonStringMaxBytes, writeJsonString } from "../../src/loader/json-bytes.ts";
 import { SpliceLineWriter, type LeadingFields } from "../../src/loader/splice.ts";
 import { randomInt, seededRandom } from "./support.ts";
 
 function spliced(text: string, fields: (text: string) => LeadingFields, mode: DecodeMode = "json-object", writer = new SpliceLineWriter()): string {
   const value = Buffer.from(text, "utf8");
-  const decoded = decodeMessageValue(value, mode, { maxMessageBytes: 10 * 1024 * 1024 });
+  const decoded = decodeMessageValue(value, mode, { maxMessageBytes: 10 * 1024 * 1024, shapeLimits: { ...DEFAULT_SHAPE_LIMITS, maxStringBytes: 10 * 1024 * 1024 } });
   assert.ok(decoded.ok, text);
   return writer.line("t", value, decoded.text, decoded.members, fields(decoded.text)).toString("utf8");
 }
