@@ -44,6 +44,21 @@ const shapeLimitsSchema = z
   })
   .strict();
 
+/** A batch whose INSERT lost its connection and left the node not answering (loader-core.ts). */
+const killsServerSchema = z
+  .object({
+    /** Deaths in a row of the same batch before it is salvaged as suspect. */
+    suspectAfter: positiveInt.default(2),
+    /** Parts a slice that killed the node is split in: deaths per killer row ≈ log_ways(rows). */
+    splitWays: positiveInt.min(2).max(64).default(16),
+    /** How long a ping may take before the node counts as not answering. */
+    pingTimeoutMs: positiveInt.default(2000),
+    /** How long a suspect salvage waits for the node to answer again between tries. */
+    nodeBackTimeoutMs: positiveInt.default(120_000),
+    nodeBackPollMs: positiveInt.default(250),
+  })
+  .strict();
+
 export const loaderConfigSchema = z
   .object({
     /** A message value larger than this is dead-lettered as too_large without being parsed. */
@@ -58,6 +73,7 @@ export const loaderConfigSchema = z
      * next flush splits that batch in halves (loader-core.ts says why). */
     tooManyPartsSplitAfter: positiveInt.default(3),
     shapeLimits: shapeLimitsSchema.default(() => shapeLimitsSchema.parse({})),
+    killsServer: killsServerSchema.default(() => killsServerSchema.parse({})),
     flush: flushSchema.default(() => flushSchema.parse({})),
     backoff: backoffSchema.default(() => backoffSchema.parse({})),
   })
@@ -72,6 +88,7 @@ export function compileLoaderConfig(input: LoaderConfigInput = {}): LoaderConfig
   const parsed = loaderConfigSchema.parse(input);
   Object.freeze(parsed.flush);
   Object.freeze(parsed.shapeLimits);
+  Object.freeze(parsed.killsServer);
   Object.freeze(parsed.backoff);
   return Object.freeze(parsed);
 }

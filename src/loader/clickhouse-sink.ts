@@ -12,6 +12,9 @@ import type { LoaderTarget } from "./types.ts";
 export interface RowInserter {
   /** Each line is one JSONEachRow row, UTF-8, ending with its newline (jsonEachRowBody joins them). */
   insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void>;
+  /** Whether the target's node answers a ping within `timeoutMs` (after an INSERT lost its
+   * connection: did the node die?). An inserter without it is never thought dead. */
+  nodeAnswers?(target: LoaderTarget, timeoutMs: number): Promise<boolean>;
 }
 
 /**
@@ -57,6 +60,16 @@ export class ClickHouseRowInserter implements RowInserter {
   /** Inserts into the target's table on this inserter's node; the table is already qualified and quoted (qualifiedTable). */
   async insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void> {
     await execInsert(this.client, `INSERT INTO ${target.table} FORMAT JSONEachRow`, jsonEachRowChunks(lines), { ...STRICT_INPUT, ...this.settings });
+  }
+
+  async nodeAnswers(_target: LoaderTarget, timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([this.client.ping().then((r) => r.success), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -23,6 +23,7 @@ export class CycleLog {
     private readonly topic: string,
     private readonly log: CycleLogSink,
     private readonly now: () => number = Date.now,
+    private readonly suspectAfter = 2,
   ) {}
 
   /** Takes the report of a cycle that ran, or the error of one that threw (bound: pass it as is). */
@@ -33,6 +34,16 @@ export class CycleLog {
       return;
     }
     if (report === undefined || !report.ran) return;
+    for (const d of report.nodeDeaths) {
+      this.log.warn(
+        d.suspect
+          ? `${this.topic}: ${d.node} stopped answering after an INSERT of a suspect batch's slice (${d.rows} rows) into ${d.table} lost its connection; the slice is split`
+          : `${this.topic}: ${d.node} stopped answering after an INSERT of ${d.rows} rows into ${d.table} lost its connection; the batch is held (salvaged as suspect after ${this.suspectAfter} such deaths in a row)`,
+      );
+    }
+    for (const k of report.killers) {
+      this.log.warn(`${this.topic}: ${k.topic}/${k.partition}@${k.offset} kills ${k.node} (its INSERT alone left the node not answering): a dead letter kills_server; the rest of its batch lands`);
+    }
     if (report.commitError !== undefined) {
       this.log.warn(`${this.topic}: committing offsets failed (${message(report.commitError)}); the rows are placed, the next cycle commits them or, after a rebalance, they are read and inserted again`);
     }

@@ -12,8 +12,8 @@ import { decodeMessageValue, type DecodeMode } from "./decode.ts";
 import type { LoaderMetrics } from "./metrics.ts";
 import type { LoaderPausePoint } from "./pause-points.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
-import { classifyRejection, type Rejection } from "./rejections.ts";
-import { BUDGET_SPENT, insertWithSalvage } from "./salvage.ts";
+import { classifyRejection, lostConnection, type Rejection } from "./rejections.ts";
+import { BUDGET_SPENT, insertWithSalvage, type SuspectSalvage } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
 import { SpliceLineWriter, type SpliceRouter } from "./splice.ts";
 import { TableBackoffs, type TableBackoffState } from "./table-backoff.ts";
@@ -71,8 +71,21 @@ export interface LoaderCoreStatus {
   nextDueAt: number | undefined;
 }
 
+/** An INSERT after which its node was gone (the connection lost, no answer to a ping). */
+export interface NodeDeath {
+  node: string;
+  table: string;
+  /** Rows of the batch (or slice) that was in flight. */
+  rows: number;
+  /** During the salvage of a suspect batch. */
+  suspect: boolean;
+}
+
 export interface CycleReport {
   ran: boolean;
+  /** Node deaths of this cycle; a suspect batch's killer rows are among the dead letters (`kills_server`). */
+  nodeDeaths: NodeDeath[];
+  killers: { node: string; table: string; topic: string; partition: number; offset: bigint }[];
   tables: number;
   rowsLanded: number;
   deadLettersWritten: number;
@@ -90,6 +103,10 @@ export class LoaderCore {
   private readonly gate: SinkGate;
   private readonly backoffs: TableBackoffs;
   private readonly repeatedHolds = new Map<string, RepeatedHold>();
+  /** A table's batch whose INSERTs left the node gone: which first row, how many deaths in a row. */
+  private readonly deaths = new Map<string, RepeatedHold>();
+  /** One suspect batch in flight per node (of this core): the tail of each node's chain. */
+  private readonly suspectTurns = new Map<string, Promise<unknown>>();
   private pendingDeadLetters: DeadLetter[] = [];
   private lock: Promise<unknown> = Promise.resolve();
   private readonly now: () => number;
@@ -190,7 +207,7 @@ export class LoaderCore {
 
   private async cycle(all: boolean, ignoreBackoff: boolean): Promise<CycleReport> {
     const started = this.now();
-    const report: CycleReport = { ran: false, tables: 0, rowsLanded: 0, deadLettersWritten: 0, deadLettersDropped: 0, rowsHeld: 0, heldBy: [], committed: [], commitError: undefined, gate: this.gate.snapshot() };
+    const report: CycleReport = { ran: false, nodeDeaths: [], killers: [], tables: 0, rowsLanded: 0, deadLettersWritten: 0, deadLettersDropped: 0, rowsHeld: 0, heldBy: [], committed: [], commitError: undefined, gate: this.gate.snapshot() };
     if (!ignoreBackoff && !this.gate.mayRun(started)) return report;
     report.ran = true;
     const verdict: CycleVerdict = { succeeded: 0, failedTransient: 0, failedOther: 0 };
@@ -254,12 +271,18 @@ export class LoaderCore {
     const split = repeated !== undefined && repeated.head === head && repeated.holds >= config.tooManyPartsSplitAfter;
     const target = this.targets.get(table);
     if (target === undefined) throw new Error(`loader: buffered rows for '${table}', a target no route named`);
-    const outcome = await insertWithSalvage(this.deps.inserter, target, batch, {
-      insertBudget: config.salvageInsertBudget,
-      errorTextCapBytes: config.errorTextCapBytes,
-      splitOnCodes: split ? SPLIT_AFTER_REPEATS_CODES : undefined,
-    });
+    const died = this.deaths.get(table);
+    const suspect = died !== undefined && died.head === head && died.holds >= config.killsServer.suspectAfter;
+    const salvage = () =>
+      insertWithSalvage(this.deps.inserter, target, batch, {
+        insertBudget: config.salvageInsertBudget,
+        errorTextCapBytes: config.errorTextCapBytes,
+        splitOnCodes: split ? SPLIT_AFTER_REPEATS_CODES : undefined,
+        suspect: suspect ? this.suspectSalvage(table, target, batch.length, report) : undefined,
+      });
+    const outcome = suspect ? await this.suspectTurn(target.node, salvage) : await salvage();
     this.countRepeatedHold(table, head, split, outcome.held[0] === batch[0] ? outcome.heldBy : undefined);
+    await this.countDeaths(table, target, suspect, batch, outcome.held, outcome.heldBy, report);
     verdict.succeeded += outcome.inserts - outcome.failures.length;
     for (const failure of outcome.failures) {
       metrics?.insertFailures.inc({ kind: failure.kind });
@@ -269,6 +292,7 @@ export class LoaderCore {
     this.placeRows(table, outcome.landed);
     report.rowsLanded += outcome.landed.length;
     for (const { row, rejection } of outcome.rejected) {
+      if (rejection.reason === "kills_server") report.killers.push({ node: target.node, table, topic: row.source.topic, partition: row.source.partition, offset: row.source.offset });
       this.pendingDeadLetters.push({ source: row.source, reason: rejection.reason, errorCode: rejection.code, errorText: rejection.text, targetTable: table, deadAt: new Date(this.now()) });
     }
     if (outcome.held.length === 0) return undefined;
@@ -289,6 +313,73 @@ export class LoaderCore {
     }
     const previous = this.repeatedHolds.get(table);
     this.repeatedHolds.set(table, { head, holds: previous?.head === head ? previous.holds + 1 : 1 });
+  }
+
+  /** Runs `work` after every suspect salvage of `node` before it (one suspect batch in flight per node). */
+  private suspectTurn<T>(node: string, work: () => Promise<T>): Promise<T> {
+    const run = (this.suspectTurns.get(node) ?? Promise.resolve()).then(work, work);
+    this.suspectTurns.set(node, run.catch(() => undefined));
+    return run;
+  }
+
+  private suspectSalvage(table: string, target: LoaderTarget, rows: number, report: CycleReport): SuspectSalvage {
+    const { killsServer } = this.deps.config;
+    const answers = (timeoutMs: number) => this.deps.inserter.nodeAnswers?.(target, timeoutMs) ?? Promise.resolve(true);
+    return {
+      node: target.node,
+      ways: killsServer.splitWays,
+      nodeGone: async () => {
+        const gone = !(await answers(killsServer.pingTimeoutMs));
+        if (gone) this.recordDeath({ node: target.node, table, rows, suspect: true }, report);
+        return gone;
+      },
+      nodeBack: async () => {
+        const until = this.now() + killsServer.nodeBackTimeoutMs;
+        for (;;) {
+          if (await answers(killsServer.pingTimeoutMs)) return true;
+          if (this.now() >= until) return false;
+          await new Promise((resolve) => setTimeout(resolve, killsServer.nodeBackPollMs));
+        }
+      },
+    };
+  }
+
+  private recordDeath(death: NodeDeath, report: CycleReport): void {
+    report.nodeDeaths.push(death);
+    this.deps.metrics?.nodeDeaths.inc({ node: death.node, suspect: String(death.suspect) });
+  }
+
+  /**
+   * Counts deaths in a row of a table's batch with the same first row: a whole batch held because
+   * its INSERT lost the connection and the node then did not answer a ping; tries that found the
+   * node down in between do not count or reset. At suspectAfter, the
+   * next flush salvages it as suspect (salvage.ts). A suspect salvage that had to hold rows because
+   * the node did not come back keeps the table suspect, from the first held row.
+   */
+  private async countDeaths(table: string, target: LoaderTarget, suspect: boolean, batch: readonly BufferedRow[], held: readonly BufferedRow[], heldBy: Rejection | undefined, report: CycleReport): Promise<void> {
+    const { killsServer } = this.deps.config;
+    const first = held[0];
+    const heldHead = first === undefined ? "" : `${partitionKey(first.source)}@${first.source.offset}`;
+    if (suspect) {
+      if (first !== undefined && heldBy !== undefined && lostConnection(heldBy)) this.deaths.set(table, { head: heldHead, holds: killsServer.suspectAfter });
+      else this.deaths.delete(table);
+      return;
+    }
+    const wholeBatch = first !== undefined && first === batch[0] && held.length === batch.length;
+    if (!wholeBatch || heldBy === undefined || this.deps.inserter.nodeAnswers === undefined) {
+      this.deaths.delete(table);
+      return;
+    }
+    // Tries refused while the node restarts (connection refused, a timeout) do not break the run
+    // of deaths: the batch was not sent to a live node in between.
+    if (!lostConnection(heldBy)) return;
+    if (await this.deps.inserter.nodeAnswers(target, killsServer.pingTimeoutMs)) {
+      this.deaths.delete(table);
+      return;
+    }
+    this.recordDeath({ node: target.node, table, rows: batch.length, suspect: false }, report);
+    const previous = this.deaths.get(table);
+    this.deaths.set(table, { head: heldHead, holds: previous?.head === heldHead ? previous.holds + 1 : 1 });
   }
 
   private placeRows(table: string, rows: readonly BufferedRow[]): void {

@@ -13,6 +13,7 @@ export class LoaderMetrics {
   readonly deadLettersDropped: Counter<"reason">;
   readonly revokeDiscarded: Counter<"stage">;
   readonly insertFailures: Counter<"kind">;
+  readonly nodeDeaths: Counter<"node" | "suspect">;
   readonly flushSeconds: Histogram;
   readonly tableFlushSeconds: Histogram<"table">;
   readonly sinkDown: Gauge;
@@ -33,6 +34,7 @@ export class LoaderMetrics {
     this.deadLettersDropped = new Counter({ name: "loader_dead_letters_dropped_total", help: "Dead letters the dead-letter table refused for their data and that were dropped, by reason", labelNames: ["reason"], registers });
     this.revokeDiscarded = new Counter({ name: "loader_revoke_discarded_total", help: "Rows (stage=buffer) and dead letters (stage=dead_letter) of revoked partitions discarded before any write", labelNames: ["stage"], registers });
     this.insertFailures = new Counter({ name: "loader_insert_failures_total", help: "Failed INSERTs (rows and dead letters) by classification", labelNames: ["kind"], registers });
+    this.nodeDeaths = new Counter({ name: "loader_node_deaths_total", help: "INSERTs that lost their connection and left their node not answering, by node; suspect=true during the salvage of a batch that killed it twice in a row (its killer rows become kills_server dead letters)", labelNames: ["node", "suspect"], registers });
     this.flushSeconds = new Histogram({ name: "loader_flush_seconds", help: "Duration of a flush cycle that ran (inserts, dead letters, commit)", buckets: FLUSH_BUCKETS, registers });
     this.tableFlushSeconds = new Histogram({ name: "loader_table_flush_seconds", help: "Time a flush cycle spent inserting one table's due rows (its batches and their salvage), by table", labelNames: ["table"], buckets: FLUSH_BUCKETS, registers });
     this.sinkDown = new Gauge({ name: "loader_sink_down", help: "1 while every insert of the last flush cycle that tried any failed transiently (commits held, retrying with backoff)", registers });

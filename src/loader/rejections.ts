@@ -98,3 +98,18 @@ export function classifyRejection(err: unknown, textCapBytes = 4096): Rejection 
   }
   return { kind: "unknown", code: undefined, reason: "unknown", text };
 }
+
+/** Socket codes of a connection that broke while the INSERT was in flight (the request was sent, no
+ * answer came): what a server that dies mid-INSERT leaves. ECONNREFUSED is not one: the node was
+ * down before the INSERT. */
+const CONNECTION_LOST_REASONS: ReadonlySet<string> = new Set(["econnreset", "epipe", "econnaborted", "und_err_socket"]);
+
+/** Whether a failed INSERT lost its connection mid-flight (no server code, a broken socket). */
+export function lostConnection(rejection: Rejection): boolean {
+  return rejection.code === undefined && CONNECTION_LOST_REASONS.has(rejection.reason);
+}
+
+/** The rejection of a row whose INSERT, alone, lost the connection and left the node not answering. */
+export function killsServerRejection(node: string, text: string): Rejection {
+  return { kind: "data", code: undefined, reason: "kills_server", text: `alone in its INSERT, the row left ${node} not answering (connection lost: ${text})` };
+}

@@ -5,9 +5,14 @@
 // splitOnCodes splits the slice instead, down to single rows, which are then held). With k bad rows among n,
 // salvage costs about 2·k·log2(n/k) inserts; a budget bounds it, and what the budget did not reach
 // is held for the next cycle (which resumes with fewer rows, since the landed ones are gone).
+// A suspect batch (its INSERT killed the node twice in a row, loader-core.ts) is salvaged the same
+// way with deaths in place of refusals: a slice whose INSERT loses the connection and leaves the node
+// not answering is split in `ways` parts, each sent alone once the node answers again, until the row
+// that kills the node is alone: a dead letter `kills_server`. With one such row among n that costs
+// about log_ways(n) deaths (ways 16, a 20,000-row batch: 4) and ways·log_ways(n) inserts.
 import type { BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
-import { classifyRejection, type Rejection } from "./rejections.ts";
+import { classifyRejection, killsServerRejection, lostConnection, type Rejection } from "./rejections.ts";
 import type { LoaderTarget } from "./types.ts";
 
 export interface RejectedRow {
@@ -25,6 +30,19 @@ export interface SalvageOutcome {
   inserts: number;
   /** Inserts that failed, with their classification (the sink-down gate reads these). */
   failures: Rejection[];
+  /** Inserts of a suspect salvage after which the node was gone. */
+  kills: number;
+}
+
+/** How a suspect batch is salvaged (see the head of this file). */
+export interface SuspectSalvage {
+  node: string;
+  /** Parts a slice that killed the node is split in (2 is bisection). */
+  ways: number;
+  /** After an INSERT lost its connection: true when the node does not answer. */
+  nodeGone: () => Promise<boolean>;
+  /** Waits until the node answers; false when it did not in time (the rest is then held). */
+  nodeBack: () => Promise<boolean>;
 }
 
 export interface SalvageOptions {
@@ -34,16 +52,34 @@ export interface SalvageOptions {
    * rows' fault: a single row failing with one is held, never dead-lettered (loader-core.ts uses
    * it for a batch that code 252 keeps refusing). */
   splitOnCodes?: ReadonlySet<number>;
+  suspect?: SuspectSalvage;
 }
 
 /** Why rows were held when the salvage spent its insert budget: not a fault, so no backoff. */
 export const BUDGET_SPENT: Rejection = { kind: "unknown", code: undefined, reason: "salvage_budget_spent", text: "salvage insert budget spent; the rest waits for the next flush cycle" };
 
-/** Inserts `rows` into `target`, salvaging around data rejections. */
+/** `slice` cut in at most `ways` parts of nearly equal length, in order. */
+export function splitSlice<T>(slice: readonly T[], ways: number): T[][] {
+  const parts: T[][] = [];
+  const count = Math.min(Math.max(2, ways), slice.length);
+  for (let k = 0; k < count; k++) parts.push(slice.slice(Math.floor((k * slice.length) / count), Math.floor(((k + 1) * slice.length) / count)));
+  return parts;
+}
+
+/** Why rows of a suspect batch were held: the node did not answer again in time. */
+function nodeNotBack(node: string, after: Rejection): Rejection {
+  return { kind: "transient", code: undefined, reason: after.reason, text: `${node} did not answer again after an INSERT of a suspect batch lost its connection (${after.text}); the rest waits` };
+}
+
+/** Inserts `rows` into `target`, salvaging around data rejections (and, for a suspect batch, node deaths). */
 export async function insertWithSalvage(inserter: RowInserter, target: LoaderTarget, rows: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
-  const outcome: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [] };
+  const outcome: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [], kills: 0 };
+  const { suspect } = options;
   // Work list of slices, in order; a rejected slice is replaced by its two halves.
   const pending: BufferedRow[][] = rows.length > 0 ? [rows.slice()] : [];
+  if (suspect !== undefined && pending.length > 0 && !(await suspect.nodeBack())) {
+    outcome.heldBy = nodeNotBack(suspect.node, { kind: "transient", code: undefined, reason: "node_down", text: "not answering before the first try" });
+  }
   while (pending.length > 0) {
     const slice = pending.shift();
     if (slice === undefined) break;
@@ -63,6 +99,13 @@ export async function insertWithSalvage(inserter: RowInserter, target: LoaderTar
     } catch (err) {
       const rejection = classifyRejection(err, options.errorTextCapBytes);
       outcome.failures.push(rejection);
+      if (suspect !== undefined && lostConnection(rejection) && (await suspect.nodeGone())) {
+        outcome.kills++;
+        if (slice.length === 1 && slice[0] !== undefined) outcome.rejected.push({ row: slice[0], rejection: killsServerRejection(suspect.node, rejection.text) });
+        else pending.unshift(...splitSlice(slice, suspect.ways));
+        if (!(await suspect.nodeBack())) outcome.heldBy = nodeNotBack(suspect.node, rejection);
+        continue;
+      }
       const splits = rejection.kind === "data" || (slice.length > 1 && rejection.code !== undefined && options.splitOnCodes?.has(rejection.code) === true);
       if (!splits) {
         outcome.heldBy = rejection;

@@ -69,6 +69,11 @@ export class NodeInserter implements RowInserter {
     if (!inserter) throw new Error(`loader target ${targetName(target)} names no ClickHouse node of the stand`);
     await inserter.insertLines(target, lines);
   }
+
+  async nodeAnswers(target: LoaderTarget, timeoutMs: number): Promise<boolean> {
+    const inserter = this.byNode.get(target.node);
+    return inserter?.nodeAnswers === undefined ? true : inserter.nodeAnswers(target, timeoutMs);
+  }
 }
 
 /** hits partition p lands in `landing` on node p mod n (the world's landing is stg.hits_in; a bench passes its own). */
@@ -208,7 +213,7 @@ export class WorldLoader {
         config: this.loaderConfig,
         metrics: this.metrics,
         pausePoints,
-        onCycle: new CycleLog(t.topic, log).cycle,
+        onCycle: new CycleLog(t.topic, log, Date.now, this.loaderConfig.killsServer.suspectAfter).cycle,
       }),
     );
     try {

@@ -8,6 +8,8 @@ import type { CycleReport } from "../../src/loader/loader-core.ts";
 function report(overrides: Partial<CycleReport>): CycleReport {
   return {
     ran: true,
+    nodeDeaths: [],
+    killers: [],
     tables: 1,
     rowsLanded: 0,
     deadLettersWritten: 0,
@@ -55,5 +57,19 @@ describe("CycleLog", () => {
     assert.equal(lines.length, 2);
     assert.match(lines[0] ?? "", /orders: committing offsets failed \(The coordinator is not aware of this member\)/);
     assert.match(lines[1] ?? "", /orders: a flush cycle failed: socket hang up/);
+  });
+});
+
+describe("node deaths and kills_server", () => {
+  it("says which node died under which batch, and which row was found to kill it", () => {
+    const lines: string[] = [];
+    const log = new CycleLog("hits", { info: (l) => lines.push(`info ${l}`), warn: (l) => lines.push(`warn ${l}`) });
+    log.cycle(report({ nodeDeaths: [{ node: "ch2", table: "ch2:stg.hits_in", rows: 4000, suspect: false }] }));
+    log.cycle(report({ nodeDeaths: [{ node: "ch2", table: "ch2:stg.hits_in", rows: 250, suspect: true }], killers: [{ node: "ch2", table: "ch2:stg.hits_in", topic: "hits", partition: 1, offset: 77n }] }));
+    assert.deepEqual(lines, [
+      "warn hits: ch2 stopped answering after an INSERT of 4000 rows into ch2:stg.hits_in lost its connection; the batch is held (salvaged as suspect after 2 such deaths in a row)",
+      "warn hits: ch2 stopped answering after an INSERT of a suspect batch's slice (250 rows) into ch2:stg.hits_in lost its connection; the slice is split",
+      "warn hits: hits/1@77 kills ch2 (its INSERT alone left the node not answering): a dead letter kills_server; the rest of its batch lands",
+    ]);
   });
 });
