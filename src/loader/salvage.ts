@@ -76,7 +76,8 @@ export async function insertWithSalvage(inserter: RowInserter, target: LoaderTar
   const outcome: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [], kills: 0 };
   const { suspect } = options;
   // Work list of slices, in order; a rejected slice is replaced by its two halves.
-  const pending: BufferedRow[][] = rows.length > 0 ? [rows.slice()] : [];
+  // A suspect batch died whole already: its parts go first.
+  const pending: BufferedRow[][] = rows.length === 0 ? [] : suspect !== undefined && rows.length > 1 ? splitSlice(rows, suspect.ways) : [rows.slice()];
   if (suspect !== undefined && pending.length > 0 && !(await suspect.nodeBack())) {
     outcome.heldBy = nodeNotBack(suspect.node, { kind: "transient", code: undefined, reason: "node_down", text: "not answering before the first try" });
   }
