@@ -1,8 +1,21 @@
 -- The schema ledger: every DDL file world_initialize applied to ClickHouse, one row per apply.
 -- The world's build is the set of rows of the latest run that applied DDL; GET /api/v2/system/schema
 -- compares it with sql/ddl/ to show drift (make up never applies changed DDL, it only reports it).
+--
+-- Until the world owned its tables, runner migration 000005 created this one as runner.schema_ledger.
+-- A database built then keeps it: the table moves here whole (rows, identity sequence, constraints,
+-- indexes), and the create below finds it already there. On an empty database the create makes it.
+create schema if not exists world;
 
-create table runner.schema_ledger (
+do $$
+begin
+  if to_regclass('runner.schema_ledger') is not null then
+    alter table runner.schema_ledger set schema world;
+  end if;
+end
+$$;
+
+create table if not exists world.schema_ledger (
   id             bigint generated always as identity primary key,
   file           text not null,
   -- sha256 of the file's text as written (before template rendering) and of the data it inlines, lowercase hex
@@ -16,5 +29,5 @@ create table runner.schema_ledger (
   server_version text not null
 );
 
-create index schema_ledger_latest on runner.schema_ledger (applied_at desc, id desc);
-create index schema_ledger_run on runner.schema_ledger (run_id);
+create index if not exists schema_ledger_latest on world.schema_ledger (applied_at desc, id desc);
+create index if not exists schema_ledger_run on world.schema_ledger (run_id);

@@ -5,6 +5,9 @@
 -- request bumps generation; the service acts on it and writes the generation it has reached into
 -- loader.status, so a DAG task waits for exactly its own request. The service beats heartbeat_at
 -- every second; a status older than a few seconds means the service is not running.
+--
+-- Until the loader owned its tables, runner migration 000013 created them with these statements. A
+-- database built then keeps them and their rows: every statement here leaves what exists alone.
 create schema if not exists loader;
 
 create table if not exists loader.control (
@@ -15,7 +18,7 @@ create table if not exists loader.control (
   requested_at timestamptz not null default now()
 );
 
-insert into loader.control (desired, generation, requested_by) values ('stopped', 0, 'migration 000013') on conflict (id) do nothing;
+insert into loader.control (desired, generation, requested_by) values ('stopped', 0, 'loader migration 000001') on conflict (id) do nothing;
 
 create table if not exists loader.status (
   id smallint primary key default 1 check (id = 1),
