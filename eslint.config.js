@@ -78,6 +78,13 @@ export default tseslint.config(
               message: "src/config is read by every room and imports nothing of src but src/errors.ts: keep a room's options schema in src/config.",
             },
             {
+              // the one migrator of every owner's tables (runner, world, loader): it knows none of them
+              target: "./src/migrator.ts",
+              from: "./src",
+              except: ["./migrator.ts", "./errors.ts"],
+              message: "src/migrator.ts is shared by every owner of Postgres tables and imports nothing of src but src/errors.ts: a set's folder, ledger and lock belong to its owner (src/<room>/migrate.ts).",
+            },
+            {
               // services and their supervisor do not know the operations run on a world
               target: "./src/stand/**/*",
               from: ["./src/world-ops", "./src/web", "./src/api", "./src/cli", "./src/server"],

@@ -1,18 +1,19 @@
 // The loader's control for tests that build or clear the world with the task library instead of the
-// DAGs: the runner database's schema is migrated (loader.control lives there, migration 000013), then
+// DAGs: the loader's migrations are applied to the runner database (loader.control lives there), then
 // the test stand's loader service is asked to consume or to stop, as world_initialize and
 // world_recreate ask it.
 import pg from "pg";
 import { loadStandConfig, postgresUrl } from "../src/config/stand.ts";
 import { setIngest, type IngestDesire } from "../src/loader/control.ts";
-import { migrate } from "../src/runner/migrate.ts";
+import { LOADER_MIGRATIONS } from "../src/loader/migrate.ts";
+import { migrate } from "../src/migrator.ts";
 import type { TaskIo } from "../src/world/io.ts";
 
 export async function setTestIngest(io: TaskIo, desired: IngestDesire, requestedBy = "a test"): Promise<void> {
   const config = loadStandConfig();
   const pool = new pg.Pool({ connectionString: postgresUrl(config.postgres.runner_database, config), max: 1 });
   try {
-    await migrate(pool);
+    await migrate(pool, LOADER_MIGRATIONS);
   } finally {
     await pool.end();
   }

@@ -237,5 +237,5 @@ export function withRunnerDb<T>(work: (client: pg.Client) => Promise<T>): Promis
 }
 
 export async function ledgerRowCount(): Promise<number> {
-  return withRunnerDb(async (c) => Number((await c.query<{ n: string }>("select count(*) as n from runner.schema_ledger")).rows[0]?.n ?? 0));
+  return withRunnerDb(async (c) => Number((await c.query<{ n: string }>("select count(*) as n from world.schema_ledger")).rows[0]?.n ?? 0));
 }

@@ -1,5 +1,6 @@
 // A private runner on a private database: useTestRunner gives a suite a silent runner on a fresh
-// runner_test_<random> database (dropped with a leak check); plus run waits, gates and polling.
+// runner_test_<random> database (dropped with a leak check; migrated as the stand's runner migrates
+// its own: the runner's, the world's and the loader's sets); plus run waits, gates and polling.
 import { randomBytes } from "node:crypto";
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
@@ -8,6 +9,7 @@ import { pino } from "pino";
 import { loadStandConfig, postgresUrl } from "../src/config/stand.ts";
 import type { Dag } from "../src/runner/dag.ts";
 import { type Runner, type RunnerOptions, createRunner } from "../src/runner/runner.ts";
+import { SERVER_MIGRATION_SETS } from "../src/server/migration-sets.ts";
 import type { DagRunRecord } from "../src/runner/types.ts";
 
 export const silentLogger = pino({ level: "silent" });
@@ -74,6 +76,8 @@ export async function startRunner(db: TestDatabase, dags: readonly Dag[], option
     leaseSeconds: 5,
     logger: silentLogger,
     shutdownGraceMs: 500,
+    // the private database gets the stand's runner database's shape: the world's and the loader's tables too
+    migrationSets: SERVER_MIGRATION_SETS,
     ...options,
   });
   await runner.start();

@@ -8,10 +8,10 @@
 // many for the date. A commit that got ahead of ODS (a lost insert) makes the step red, naming the
 // date and both numbers, instead of a green run over a short day.
 import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/day.ts";
-import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
-import { quoteString } from "../src/clickhouse/sql.ts";
+import { connectClickHouse } from "../src/clickhouse/client.ts";
 import { ensureConsuming } from "../src/loader/control.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
+import { readOdsValidHitsPerDate } from "../src/world/ods-facts.ts";
 import { sleepUnlessAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 import { readOdsCounts } from "./wait-for-ods.ts";
@@ -35,13 +35,6 @@ export function playedDay(seed: number, day: number): PlayedDay {
   return { day, date: renderer.date, valid: renderer.counts.valid, sent: renderer.total };
 }
 
-async function validRowsByDate(clickhouse: StandClickHouse, dates: readonly string[]): Promise<Map<string, number>> {
-  const rows = await clickhouse.query<{ d: string; n: string }>(
-    `SELECT toString(EventDate) AS d, count() AS n FROM ods.event_dist FINAL WHERE EventDate IN (${dates.map(quoteString).join(", ")}) GROUP BY EventDate`,
-  );
-  return new Map(rows.map((r) => [r.d, Number(r.n)]));
-}
-
 export async function waitForHitsConsumed(io: TaskIo, days: readonly PlayedDay[], timeoutMs = 600_000, requestedBy = "a step DAG"): Promise<void> {
   await ensureConsuming({ ...io, requestedBy });
   const placed = await waitForLoaderCommitted({ ...io, topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs });
@@ -49,11 +42,11 @@ export async function waitForHitsConsumed(io: TaskIo, days: readonly PlayedDay[]
   const dates = days.map((d) => d.date);
   const clickhouse = connectClickHouse({ account: "etl" });
   try {
-    let seen = await validRowsByDate(clickhouse, dates);
+    let seen = await readOdsValidHitsPerDate(clickhouse, dates);
     const off = () => days.filter((d) => (seen.get(d.date) ?? 0) !== d.valid);
     if (off().length > 0) {
       await sleepUnlessAborted(2000, io.signal, STEP); // placed means in ODS; one more look costs nothing
-      seen = await validRowsByDate(clickhouse, dates);
+      seen = await readOdsValidHitsPerDate(clickhouse, dates);
     }
     const describe = (d: PlayedDay) => `${d.date}: ${seen.get(d.date) ?? 0} of ${d.valid} valid hits`;
     const wrong = off();

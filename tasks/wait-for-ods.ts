@@ -4,9 +4,9 @@
 // passport's total of events ("something arrived" is not the condition). Progress is logged every
 // few seconds with counts.
 import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
-import { quoteString } from "../src/clickhouse/sql.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
+import { readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "../src/world/ods-facts.ts";
 import { passportDays, type Passport } from "../src/world/passport.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
@@ -39,13 +39,12 @@ export interface OdsReached extends OdsCounts {
   seconds: number;
 }
 
+/** The passport condition's two counts, from the world's ODS facts (src/world/ods-facts.ts). */
 export async function readOdsCounts(clickhouse: StandClickHouse, dates: readonly string[]): Promise<OdsCounts> {
-  const dateList = dates.map(quoteString).join(", ");
-  const rows = await clickhouse.query<{ events: string; errors: string }>(
-    `SELECT (SELECT count() FROM ods.event_dist FINAL WHERE EventDate IN (${dateList})) AS events,
-            (SELECT count() FROM ods.event_errors_dist FINAL) AS errors`,
-  );
-  return { eventRows: Number(rows[0]?.events ?? 0), errorRows: Number(rows[0]?.errors ?? 0) };
+  const [valid, refused] = await Promise.all([readOdsValidHitsPerDate(clickhouse, dates), readOdsRefusedHitsPerDate(clickhouse)]);
+  let eventRows = 0;
+  for (const n of valid.values()) eventRows += n;
+  return { eventRows, errorRows: refused.reduce((sum, r) => sum + r.n, 0) };
 }
 
 function describe(counts: OdsCounts, expected: number, dates: readonly string[]): string {

@@ -1,5 +1,5 @@
 // Who decides whether the loader consumes: the world DAGs, through one control row in Postgres
-// (runner migration 000013, schema loader). A DAG task asks for 'consuming' or 'stopped'; each
+// (schema loader, src/loader/migrations). A DAG task asks for 'consuming' or 'stopped'; each
 // request bumps the generation. The loader service (src/loader/main.ts) acts on the newest request
 // and writes the state and generation it has reached into loader.status, beating its heartbeat every
 // second, so a task waits for exactly its own request and can tell a stopped service from a slow one.
@@ -28,6 +28,8 @@ export interface LoaderStatus {
 /** A status older than this means the loader service is not running. */
 export const HEARTBEAT_STALE_MS = 5000;
 
+const NO_CONTROL_ROW = "loader.control has no row: the loader's migrations (src/loader/migrations) did not run; start the runner or the loader service (make up)";
+
 export function controlPool(config: StandConfig = loadStandConfig()): pg.Pool {
   const pool = new pg.Pool({ connectionString: postgresUrl(config.postgres.runner_database, config), max: 2 });
   // An idle connection that Postgres drops (a restart) is reported here; unheard, it would crash the
@@ -41,7 +43,7 @@ export async function readIngestControl(db: pg.Pool): Promise<IngestControl> {
     "select desired, generation, requested_by from loader.control where id = 1",
   );
   const row = rows[0];
-  if (!row) throw new Error("loader.control has no row: the runner's migration 000013 did not run; start the runner (make up)");
+  if (!row) throw new Error(NO_CONTROL_ROW);
   return { desired: row.desired, generation: Number(row.generation), requestedBy: row.requested_by };
 }
 
@@ -51,7 +53,7 @@ export async function requestIngest(db: pg.Pool, desired: IngestDesire, requeste
     [desired, requestedBy],
   );
   const row = rows[0];
-  if (!row) throw new Error("loader.control has no row: the runner's migration 000013 did not run; start the runner (make up)");
+  if (!row) throw new Error(NO_CONTROL_ROW);
   return Number(row.generation);
 }
 

@@ -2,7 +2,8 @@
 // ClickHouse), serves GET /health and GET /metrics on 127.0.0.1:loader.port, and consumes the
 // world's topics only while the world DAGs ask for it (loader.control, src/loader/control.ts):
 // world_initialize's start_ingest after the DDL, world_recreate's stop_ingest before the groups and
-// topics go. It reports the state and generation it reached in loader.status every second.
+// topics go. It reports the state and generation it reached in loader.status every second. It
+// applies its own migrations (src/loader/migrations) before it reads the control row.
 // SIGTERM/SIGINT: flush what was read, commit, leave the groups, exit 0.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { pino } from "pino";
@@ -11,7 +12,9 @@ import { loadStandConfig, loaderListenHost } from "../config/stand.ts";
 import { controlPool, readIngestControl, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
 import { WorldLoader } from "./world-loader.ts";
 import { armPauseBody, PausePoints } from "./pause-points.ts";
-import { errorMessage } from "../errors.ts";
+import { coerceError, errorMessage } from "../errors.ts";
+import { migrate, MigrationChangedError, SchemaTooNewError } from "../migrator.ts";
+import { LOADER_MIGRATIONS } from "./migrate.ts";
 
 const CONTROL_POLL_MS = 250;
 const HEARTBEAT_MS = 1000;
@@ -92,21 +95,60 @@ const heartbeat = setInterval(() => {
   if (!shuttingDown) void report().catch(() => undefined);
 }, HEARTBEAT_MS);
 
-async function controlLoop(): Promise<void> {
+/** Says a recurring problem once, and again when it changes, a minute has passed, or it went away and came back. */
+function problemReporter(message: string): { warn(err: unknown): void; cleared(): void } {
   let lastProblem = "";
   let lastProblemAt = 0;
-  while (!shuttingDown) {
-    try {
-      await reconcile(await readIngestControl(db));
-      lastProblem = "";
-    } catch (err) {
-      // Postgres away or the runner's schema not there yet: keep doing what we do, ask again soon (said once a minute)
+  return {
+    warn(err) {
       const problem = errorMessage(err);
       if (problem !== lastProblem || Date.now() - lastProblemAt > 60_000) {
-        logger.warn({ err: problem }, "control row not readable (the runner creates it: migration 000013); asking again every 250 ms");
+        logger.warn({ err: problem }, message);
         lastProblem = problem;
         lastProblemAt = Date.now();
       }
+    },
+    cleared() {
+      lastProblem = "";
+    },
+  };
+}
+
+/** The loader's own tables, before anything reads them (the runner applies the same set; the set's
+ * lock makes whichever comes second a no-op). Postgres away: asked again soon. A database whose
+ * loader migrations are not this code's (an applied file changed, or a newer schema): false. */
+async function applyLoaderMigrations(): Promise<boolean> {
+  const problems = problemReporter(`loader migrations not applied yet; trying again every ${CONTROL_POLL_MS} ms`);
+  while (!shuttingDown) {
+    try {
+      const applied = await migrate(db, LOADER_MIGRATIONS);
+      if (applied.length > 0) logger.info({ applied }, "loader migrations applied");
+      return true;
+    } catch (err) {
+      if (err instanceof MigrationChangedError || err instanceof SchemaTooNewError) {
+        logger.fatal({ err: coerceError(err) }, "loader did not start");
+        return false;
+      }
+      problems.warn(err);
+    }
+    await new Promise((resolve) => setTimeout(resolve, CONTROL_POLL_MS));
+  }
+  return false;
+}
+
+async function controlLoop(): Promise<void> {
+  if (!(await applyLoaderMigrations())) {
+    if (!shuttingDown) await shutdown("its migrations refused this database", 1);
+    return;
+  }
+  const problems = problemReporter(`control row not readable; asking again every ${CONTROL_POLL_MS} ms`);
+  while (!shuttingDown) {
+    try {
+      await reconcile(await readIngestControl(db));
+      problems.cleared();
+    } catch (err) {
+      // Postgres away: keep doing what we do, ask again soon (said once a minute)
+      problems.warn(err);
     }
     await new Promise((resolve) => setTimeout(resolve, CONTROL_POLL_MS));
   }
@@ -200,7 +242,7 @@ const server = createServer((req, res) => {
   });
 });
 
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(signal: string, exitCode = 0): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
   clearInterval(heartbeat);
@@ -216,7 +258,7 @@ async function shutdown(signal: string): Promise<void> {
   await db.end().catch(() => undefined);
   server.close();
   logger.info("stopped");
-  process.exit(0);
+  process.exit(exitCode);
 }
 
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

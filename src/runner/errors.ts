@@ -79,26 +79,6 @@ export class TryNotHolderError extends RunnerError {
   }
 }
 
-/** The database schema is newer than this code knows. */
-/** An applied runner migration is not in the code as it was applied: the runner refuses to start. */
-export class MigrationChangedError extends RunnerError {
-  constructor(readonly file: string, readonly problem: string) {
-    super(
-      `runner migration ${file}: ${problem}. A migration is never edited once applied: restore the file as it was ` +
-        `(git log -p -- ${file}) and put the change in a new migration`,
-    );
-  }
-}
-
-export class SchemaTooNewError extends RunnerError {
-  constructor(readonly databaseVersion: number, readonly codeVersion: number) {
-    super(
-      `runner database schema is at migration ${databaseVersion} but this code knows only up to ${codeVersion}; ` +
-        "upgrade the code (git pull) or point the runner at another database",
-    );
-  }
-}
-
 /** The Postgres SQLSTATE of an error from pg, if it has one. */
 export function pgErrorCode(err: unknown): string | undefined {
   if (err && typeof err === "object" && "code" in err && typeof err.code === "string") return err.code;

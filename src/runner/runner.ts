@@ -1,6 +1,7 @@
-// createRunner: one runner process's engine. It migrates the schema, records the DAGs, runs
-// graphile-worker in-process with the runner's two tasks, and keeps the heartbeat, reaper and
-// scheduler loops; the object it returns is also the RunnerService the API calls.
+// createRunner: one runner process's engine. It migrates the schema (its own, then the sets of the
+// rooms whose code runs with it), records the DAGs, runs graphile-worker in-process with the
+// runner's two tasks, and keeps the heartbeat, reaper and scheduler loops; the object it returns is
+// also the RunnerService the API calls.
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { runMigrations } from "graphile-worker";
@@ -16,7 +17,8 @@ import { graphileLogger, JobQueue } from "./job-queue.ts";
 import { beat, heartbeatIntervalMs, reapExpiredLeases, reaperIntervalMs } from "./leases.ts";
 import { PeriodicLoop } from "./loop.ts";
 import { createMetrics } from "./metrics.ts";
-import { migrate } from "./migrate.ts";
+import { migrate, type MigrationSet } from "../migrator.ts";
+import { RUNNER_MIGRATIONS } from "./migrate.ts";
 import { DagRegistry } from "./registry.ts";
 import { RunWaiters } from "./run-waiters.ts";
 import { syncDags } from "./runs.ts";
@@ -43,6 +45,9 @@ export interface RunnerOptions {
   localQueueSize?: number;
   /** Honour armed fail points (runner.fail_points, 000011): for tests of reruns, never on a user's stand. */
   failPoints?: boolean;
+  /** Other owners' migration sets whose code runs in this process (the server's: the world's, then
+   * the loader's), applied after the runner's at start, before any task can run. */
+  migrationSets?: readonly MigrationSet[];
 }
 
 export interface Runner extends RunnerService {
@@ -130,7 +135,7 @@ export function createRunner(options: RunnerOptions): Runner {
     if (state !== "new") throw new Error(`runner ${workerId} cannot start: it is ${state}`);
     state = "started";
     await runMigrations({ pgPool: pool, logger: graphileLogger(logger) });
-    await migrate(pool);
+    for (const set of [RUNNER_MIGRATIONS, ...(options.migrationSets ?? [])]) await migrate(pool, set);
     await syncDags(pool, registry);
     await queue.start();
     for (const loop of [heartbeat, ...others]) loop.start();

@@ -17,7 +17,7 @@ import { SchemaLedgerMissingError, readSchemaStatus } from "../world/schema-stat
 import { readWorldNumbers } from "../web/world-summary.ts";
 
 export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers" | "routes"> & {
-  /** The database holding runner.schema_ledger; the stand's runner database when omitted. */
+  /** The database holding world.schema_ledger; the stand's runner database when omitted. */
   ledgerPgUrl?: string;
 };
 

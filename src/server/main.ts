@@ -13,6 +13,7 @@ import { createRunner } from "../runner/runner.ts";
 import type { Runner } from "../runner/runner.ts";
 import { createStandApp } from "./app.ts";
 import { loadDags } from "./dag-loader.ts";
+import { SERVER_MIGRATION_SETS } from "./migration-sets.ts";
 
 const CLOSE_GRACE_MS = 10_000;
 
@@ -55,6 +56,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
     concurrency: config.runner.worker_concurrency,
     leaseSeconds: config.runner.lease_seconds,
     failPoints: config.runner.fail_points ?? false,
+    migrationSets: SERVER_MIGRATION_SETS,
     logger: logger.child({ component: "engine" }),
   });
   await runner.start();

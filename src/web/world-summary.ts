@@ -6,6 +6,7 @@
 import { connectClickHouse, type StandClickHouse } from "../clickhouse/client.ts";
 import type { StandConfig } from "../config/stand.ts";
 import { coerceError } from "../errors.ts";
+import { odsValidHitsPerDateSql } from "../world/ods-facts.ts";
 
 /** One part of the summary: its data, or why it could not be read. */
 export type Part<T> = { ok: true; data: T } | { ok: false; error: string };
@@ -66,7 +67,7 @@ export const LAYER_QUERIES: readonly (readonly [string, string, string])[] = [
     // a hit whose EventDate is not a canonical date (refused as bad_event_date) is on no day
     "SELECT EventDate AS d, count() AS n FROM stg.hits_raw_dist WHERE match(EventDate, '^[0-9]{4}-[0-9]{2}-[0-9]{2}$') AND toString(toDateOrZero(EventDate)) = EventDate GROUP BY d",
   ],
-  ["ODS", "ods.event_v: valid hits by EventDate (deduplicated)", "SELECT toString(EventDate) AS d, count() AS n FROM ods.event_v GROUP BY d"],
+  ["ODS", "ods.event_dist FINAL: valid hits by EventDate, each hit once (sql/facts/ods-valid-hits-per-date.sql)", odsValidHitsPerDateSql()],
   ["DDS", "dds.session_v: sessions by session_date", "SELECT toString(session_date) AS d, count() AS n FROM dds.session_v GROUP BY d"],
   [
     "DM",

@@ -1,4 +1,4 @@
-// check-clickhouse: the queries in sql/checks/ run against the stand, each result compared with
+// check-clickhouse: the queries in sql/checks/ (and the world's ODS facts, sql/facts/) run against the stand, each result compared with
 // what it must be — the cluster layout from stand.yaml, and per-day counts from the world passport
 // (data/world-inventory.json). Returns one typed result per comparison for a CLI to print; nothing
 // here throws on a mismatch (a query that cannot run is a red result naming the file and account).
@@ -15,7 +15,8 @@ import { PASSPORT_PATH } from "../world/constants.ts";
 import { loadPassport } from "../world/passport.ts";
 import { querySqlFile, readSqlFile, registeredSqlFiles } from "../clickhouse/sql-files.ts";
 import { errorMessage } from "../errors.ts";
-import { compareDayCounts, compareLatestSnapshot, type CheckResult, type Expectations } from "./check-compare.ts";
+import { readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "../world/ods-facts.ts";
+import { compareDayCounts, compareLatestSnapshot, type CheckResult, type DayCountRows, type Expectations } from "./check-compare.ts";
 
 export type { CheckResult, Expectations } from "./check-compare.ts";
 
@@ -32,8 +33,6 @@ export const STAND_CHECK_QUERIES = registeredSqlFiles(
     "distributed-cross-read",
     "ddl-queue-entries",
     "ddl-queue-entry",
-    "ods-events-per-date",
-    "ods-errors-per-date",
     "dds-sessions-per-date",
     "dm-marts-per-date",
     "ods-orders-latest-snapshot",
@@ -202,10 +201,27 @@ async function checkDdlQueue(run: CheckRun, queuePath: string, hostsOverride: nu
   run.add(name, unfinished.length === 0, "0 unfinished", `${unfinished.length} unfinished`, detail);
 }
 
+/** The world's ODS facts (src/world/ods-facts.ts) in check-compare's shape; a red result when they cannot be read. */
+async function odsFacts(run: CheckRun, node: string): Promise<Pick<DayCountRows, "events" | "errors">> {
+  try {
+    const ch = run.session("reader", node);
+    const [valid, refused] = await Promise.all([readOdsValidHitsPerDate(ch), readOdsRefusedHitsPerDate(ch)]);
+    const refusedByDate = new Map<string, number>();
+    for (const r of refused) refusedByDate.set(r.d, (refusedByDate.get(r.d) ?? 0) + r.n);
+    const dates = [...new Set([...valid.keys(), ...refusedByDate.keys()])].sort();
+    return {
+      events: dates.map((d) => ({ d, valid: valid.get(d) ?? 0, refused: refusedByDate.get(d) ?? 0 })),
+      errors: refused.map((r) => ({ d: r.d, error_class: r.error_class, refused: r.n })),
+    };
+  } catch (err) {
+    run.add("ODS valid and refused hits per day", false, "the query runs", "it failed", `sql/facts/ as reader on ${node}: ${errorMessage(err)}`);
+    return {};
+  }
+}
+
 async function checkWorldCounts(run: CheckRun, expectations: Expectations): Promise<void> {
   const first = run.config.clickhouse.nodes[0]?.name ?? "";
-  const events = await run.rows<{ d: string; valid: string; refused: string }>("ODS valid hits per day", "ods-events-per-date.sql", "reader", first);
-  const errors = await run.rows<{ d: string; error_class: string; refused: string }>("ODS refused hits per day", "ods-errors-per-date.sql", "reader", first);
+  const { events, errors } = await odsFacts(run, first);
   const sessions = await run.rows<{ d: string; sessions: string; hits: string }>("DDS session hits per day", "dds-sessions-per-date.sql", "reader", first);
   const marts = await run.rows<{ d: string; funnel_pageviews: string; funnel_cart_adds: string; funnel_purchases: string; traffic_pageviews: string }>(
     "DM event counts per day", "dm-marts-per-date.sql", "reader", first);

@@ -1,5 +1,5 @@
 // The world's catalogue, live and as built: the columns of every table of stg ods dds dm dic on every
-// node (system.columns), recorded by world_initialize after its DDL (runner.schema_catalogue) and
+// node (system.columns), recorded by world_initialize after its DDL (world.schema_catalogue) and
 // compared with the live one by schema status and by world_initialize on a ready position. A report
 // never says the schema is in sync without having looked at the servers.
 import type pg from "pg";
@@ -94,15 +94,15 @@ export function compareCatalogue(built: readonly CatalogueColumn[], live: LiveCa
   return drift;
 }
 
-const INSERT = `insert into runner.schema_catalogue (run_id, node, database, table_name, column_name, column_type)
+const INSERT = `insert into world.schema_catalogue (run_id, node, database, table_name, column_name, column_type)
                 select $1, x.node, x.database, x.table_name, x.column_name, x.column_type
                   from jsonb_to_recordset($2::jsonb) as x(node text, database text, table_name text, column_name text, column_type text)`;
 
 // the catalogue recorded by the latest run that recorded one
 const LATEST = `
-  with latest_run as (select run_id from runner.schema_catalogue order by recorded_at desc, id desc limit 1)
+  with latest_run as (select run_id from world.schema_catalogue order by recorded_at desc, id desc limit 1)
   select c.node, c.database, c.table_name, c.column_name, c.column_type, c.run_id
-    from runner.schema_catalogue c join latest_run r on r.run_id = c.run_id
+    from world.schema_catalogue c join latest_run r on r.run_id = c.run_id
    order by c.node, c.database, c.table_name, c.column_name`;
 
 /** Records the run's catalogue; a retried try replaces what an earlier try of the same run wrote. */
@@ -110,7 +110,7 @@ export async function recordCatalogue(db: pg.Client, runId: string, columns: rea
   const rows = columns.map((c) => ({ node: c.node, database: c.database, table_name: c.table, column_name: c.column, column_type: c.type }));
   await db.query("begin");
   try {
-    await db.query("delete from runner.schema_catalogue where run_id = $1", [runId]);
+    await db.query("delete from world.schema_catalogue where run_id = $1", [runId]);
     await db.query(INSERT, [runId, JSON.stringify(rows)]);
     await db.query("commit");
   } catch (err) {

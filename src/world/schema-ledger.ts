@@ -1,6 +1,6 @@
-// The schema ledger (runner migration 000005): world_initialize records every DDL file it applied
-// (file, checksum, run, task, time, server version); the status route reads the world's build back
-// and compares it with sql/ddl/. The build is the rows of the latest run that applied DDL, so a
+// The schema ledger (world.schema_ledger, src/world/migrations/000001): world_initialize records
+// every DDL file it applied (file, checksum, run, task, time, server version); the status route
+// reads the world's build back and compares it with sql/ddl/. The build is the rows of the latest run that applied DDL, so a
 // rebuild replaces the previous world's record instead of mixing with it.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -30,17 +30,17 @@ export interface DdlFileChecksum {
   checksum: string;
 }
 
-const INSERT = `insert into runner.schema_ledger (file, checksum, statements, dag_id, run_id, task_id, server_version)
+const INSERT = `insert into world.schema_ledger (file, checksum, statements, dag_id, run_id, task_id, server_version)
                 values ($1, $2, $3, $4, $5, $6, $7)`;
 
 // the latest row per file within the run that applied DDL last
 const WORLD_BUILD = `
   with latest_run as (
-    select run_id from runner.schema_ledger order by applied_at desc, id desc limit 1
+    select run_id from world.schema_ledger order by applied_at desc, id desc limit 1
   )
   select distinct on (l.file)
          l.file, l.checksum, l.statements, l.dag_id, l.run_id, l.task_id, l.applied_at, l.server_version
-    from runner.schema_ledger l join latest_run r on r.run_id = l.run_id
+    from world.schema_ledger l join latest_run r on r.run_id = l.run_id
    order by l.file, l.applied_at desc, l.id desc`;
 
 interface BuildRow {

@@ -10,10 +10,10 @@ import { checkCatalogue, type CatalogueDrift } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";
 import { errorMessage } from "../errors.ts";
 
-/** The runner database has no runner.schema_ledger table: the runner never migrated it. */
+/** The runner database has no world.schema_ledger table: no runner applied the world's migrations to it. */
 export class SchemaLedgerMissingError extends Error {
   constructor(options?: { cause?: unknown }) {
-    super("the runner database has no schema ledger yet (runner.schema_ledger): start the runner once so it migrates (make up)", options);
+    super("the runner database has no schema ledger yet (world.schema_ledger): start the runner once so it applies the world's migrations (make up)", options);
     this.name = "SchemaLedgerMissingError";
   }
 }

@@ -6,32 +6,15 @@
 // with the red result published in dm.dq_summary_v; the row put back, dq_check is green again.
 // Holds the world lock.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
-import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { DQ_CHECKS, MISMATCH_CLASSES } from "../../tasks/dq.ts";
-import { api, describeRun, readPositionText, runDag, stateOf, taskInstances, taskLog, useRunnerService, withClickHouse } from "../../harness/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { api, describeRun, readPositionText, runDag, stateOf, taskInstances, taskLog, withClickHouse } from "../../harness/rest-world.ts";
+import { useWorldSuite } from "../../harness/world-suite.ts";
 import { rewriteDailyRevenue } from "../../harness/mart-corruption.ts";
 
 const enc = encodeURIComponent;
-let lock: WorldLock;
-let stopRunnerService: (() => Promise<void>) | undefined;
-let passport: Passport;
-
-before(async () => {
-  lock = await takeWorldLock();
-  stopRunnerService = await useRunnerService();
-  passport = await loadPassport();
-});
-
-after(async () => {
-  try {
-    await stopRunnerService?.();
-  } finally {
-    await lock?.release();
-  }
-});
+const world = useWorldSuite();
 
 async function newestRun(dagId: string): Promise<DagRunResponse> {
   const page = await api.request<{ dag_runs: DagRunResponse[] }>("GET", `api/v2/dags/${enc(dagId)}/dagRuns`, { query: { limit: 1, order_by: "-id" } });
@@ -50,12 +33,12 @@ async function expectDqGreenRun(): Promise<void> {
 
 /** Mart class counts against the passport on the closed days of `position` (snapshots 0 … position-2). */
 async function expectPlantedClasses(position: number): Promise<void> {
-  const closed = position - passport.order_window_days;
+  const closed = position - world.passport.order_window_days;
   const rows = await withClickHouse((ch) =>
     ch.query<{ d: string; c: string; n: string }>("SELECT toString(order_day) AS d, mismatch_class AS c, toString(count()) AS n FROM dm.purchase_vs_orders_v GROUP BY d, c"),
   );
   for (let day = 0; day < closed; day++) {
-    const planted = passport.order_classes.days[day];
+    const planted = world.passport.order_classes.days[day];
     assert.ok(planted);
     const actual = Object.fromEntries(MISMATCH_CLASSES.map((c) => [c, Number(rows.find((r) => r.d === planted.date && r.c === c)?.n ?? 0)]));
     const expected = Object.fromEntries(MISMATCH_CLASSES.map((c) => [c, c === "awaiting_order" ? 0 : planted.classes[c]]));
@@ -68,23 +51,23 @@ describe("dq_check on a world built by the DAGs (test stand)", () => {
   it("world_recreate: etl_pipeline ends with a green dq_check; closed day 0 holds the planted classes", async () => {
     const recreated = await runDag("world_recreate", {}, 900);
     assert.equal(recreated.run.state, "success", describeRun(recreated));
-    assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS));
+    assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS));
     const pipeline = await newestRun("etl_pipeline");
     assert.equal(pipeline.state, "success");
     assert.equal(stateOf({ ...recreated, run: pipeline, tasks: await taskInstances("etl_pipeline", pipeline.dag_run_id) }, "dq_check"), "success");
     await expectDqGreenRun();
-    await expectPlantedClasses(passport.WORLD_STARTING_DAYS);
+    await expectPlantedClasses(world.passport.WORLD_STARTING_DAYS);
   });
 
   it("world_next_day closes day 1: days 0 and 1 hold the planted classes, dq_check green", async () => {
     const step = await runDag("world_next_day", { days: 1 }, 900);
     assert.equal(step.run.state, "success", describeRun(step));
     await expectDqGreenRun();
-    await expectPlantedClasses(passport.WORLD_STARTING_DAYS + 1);
+    await expectPlantedClasses(world.passport.WORLD_STARTING_DAYS + 1);
   });
 
   it("a corrupted dm.daily_revenue row: dq_check alone is red at check_mart_daily_revenue, names the row and publishes the red result; green once it is put back", async () => {
-    const rewrite = (delta: string, loadId: string): Promise<void> => rewriteDailyRevenue(passport.start_date, delta, loadId);
+    const rewrite = (delta: string, loadId: string): Promise<void> => rewriteDailyRevenue(world.passport.start_date, delta, loadId);
     await rewrite("100", "dq-dag-corrupt");
     const red = await runDag("dq_check", {}, 600);
     assert.equal(red.run.state, "failed", describeRun(red));

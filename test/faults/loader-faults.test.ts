@@ -9,7 +9,7 @@
 // replayed message twice (at-least-once); ODS may not.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Producer } from "kafkajs";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
@@ -38,8 +38,8 @@ import {
   type Offsets,
 } from "../../harness/loader-day.ts";
 import { kafkaClient } from "../../harness/live-stand.ts";
-import { describeRun, readPositionText, runUpCommand, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun } from "../../harness/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { describeRun, readPositionText, taskInstances, taskLog, triggerRun, waitForRun } from "../../harness/rest-world.ts";
+import { useWorldSuite } from "../../harness/world-suite.ts";
 
 const quiet = (): undefined => undefined;
 const ctx = standContext(quiet);
@@ -67,32 +67,18 @@ interface PlayedDay {
 }
 
 describe("the loader under faults during world_next_day (test stand)", () => {
-  let lock: WorldLock;
-  let stopRunnerService: (() => Promise<void>) | undefined;
-
-  before(async () => {
-    lock = await takeWorldLock();
-    stopRunnerService = await useRunnerService();
-    // what an earlier test process that died mid-test left armed would hold this file's days
-    const left = await releaseAllLoaderPauses(ctx.config);
-    if (left > 0) console.log(`released ${left} loader pause points an earlier test left armed`);
-    // one world_initialize (make up); a world that is not whole is rebuilt, as the fault suite does
-    const up = await runUpCommand(["up"]);
-    if (up.code !== 0) {
-      const rebuilt = await runUpCommand(["rebuild-storage"]);
-      assert.equal(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr);
-    }
-  });
-
-  after(async () => {
-    try {
+  useWorldSuite({
+    wholeWorld: true,
+    setUp: async () => {
+      // what an earlier test process that died mid-test left armed would hold this file's days
+      const left = await releaseAllLoaderPauses(ctx.config);
+      if (left > 0) console.log(`released ${left} loader pause points an earlier test left armed`);
+    },
+    tearDown: async () => {
       await standUp(ctx); // a loader or node a test left down is started again
       await ensureLoader(ctx);
       await waitForLoaderConsuming(ctx.config);
-      await stopRunnerService?.();
-    } finally {
-      await lock.release();
-    }
+    },
   });
 
   /**

@@ -6,12 +6,11 @@
 // one more etl_pipeline. Each fault strikes at its moment by construction: a pause point holds the
 // run (runner.pause_points) or the loader (/fail-points) there until the fault is done.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { World, generateDay } from "../../generator/src/day.ts";
 import { DEFAULT_SEED } from "../../generator/src/world.ts";
 import { runnerPid } from "../../src/stand/runner-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
-import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { expectCanonicalOds } from "../lifecycle/world-checks.ts";
 import {
@@ -30,7 +29,7 @@ import {
   useRunnerService,
   waitForRun,
 } from "../../harness/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { useWorldSuite } from "../../harness/world-suite.ts";
 import { armLoaderPause, releaseAllLoaderPauses } from "../../harness/loader-day.ts";
 import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses, type PauseBoundary } from "../../harness/runner-pauses.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
@@ -81,33 +80,14 @@ async function waitForTask(dagId: string, runId: string, taskId: string, states:
 }
 
 describe("faults during a world step (test stand)", () => {
-  let lock: WorldLock;
-  let stopRunnerService: (() => Promise<void>) | undefined;
-  let passport: Passport;
-
-  before(async () => {
-    lock = await takeWorldLock();
-    stopRunnerService = await useRunnerService();
-    passport = await loadPassport();
-    // what an earlier test process that died mid-test left armed would hold this file's runs
-    const left = (await releaseAllPauses()) + (await releaseAllLoaderPauses(standContext(quiet).config));
-    if (left > 0) console.log(`released ${left} pause points an earlier test left armed`);
-    // the test stand's world is whatever the last test file left: make up refuses a world that is
-    // not whole (position without databases, or a catalogue with tables gone), so rebuild it then
-    const up = await runUpCommand(["up"]);
-    if (up.code !== 0) {
-      const rebuilt = await runUpCommand(["rebuild-storage"]);
-      assert.equal(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr);
-    }
-  });
-
-  after(async () => {
-    try {
-      await standUp(standContext(quiet)); // whatever a test stopped is started again
-      await stopRunnerService?.();
-    } finally {
-      await lock.release();
-    }
+  const world = useWorldSuite({
+    wholeWorld: true,
+    setUp: async () => {
+      // what an earlier test process that died mid-test left armed would hold this file's runs
+      const left = (await releaseAllPauses()) + (await releaseAllLoaderPauses(standContext(quiet).config));
+      if (left > 0) console.log(`released ${left} pause points an earlier test left armed`);
+    },
+    tearDown: () => standUp(standContext(quiet)), // whatever a test stopped is started again
   });
 
   /** Steps one day under `fault`, then checks the outcome, the position and the layers. */
@@ -296,9 +276,9 @@ describe("faults during a world step (test stand)", () => {
       `world_live_day:${position + 1}`,
       "world_recreate:-1",
       "world_recreate:0",
-      `world_initialize:${passport.WORLD_STARTING_DAYS}`,
+      `world_initialize:${world.passport.WORLD_STARTING_DAYS}`,
     ]);
-    await expectCanonicalOds(passport);
+    await expectCanonicalOds(world.passport);
   });
 
   it("a creation stopped after play_starting_days leaves position 0; the next make up clears the residue and builds the passport's world", async () => {
@@ -319,8 +299,8 @@ describe("faults during a world step (test stand)", () => {
 
     const up = await runUpCommand(["up"]);
     assert.equal(up.code, 0, up.stdout + up.stderr);
-    assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS));
-    await expectCanonicalOds(passport);
+    assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS));
+    await expectCanonicalOds(world.passport);
     const run = await latestRun("world_initialize", "make_up__");
     assert.match(await taskLog("world_initialize", run.dag_run_id, "clear_residue"), /residue of a creation that did not finish.*database ods/);
   });

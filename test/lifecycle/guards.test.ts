@@ -4,7 +4,7 @@
 // red through its child, and no refusal writes the position. Also the shape of every world DAG.
 // The position is restored afterwards; nothing here touches ClickHouse or Kafka.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { DagResponse, DagRunResponse } from "../../src/api/schemas.ts";
 import { WORLD_DAG_IDS } from "../../src/world/position.ts";
 import { loadPassport } from "../../src/world/passport.ts";
@@ -21,11 +21,10 @@ import {
   stateOf,
   taskInstances,
   triggerRun,
-  useRunnerService,
   waitForRun,
   type FinishedRun,
 } from "../../harness/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { useWorldSuite } from "../../harness/world-suite.ts";
 
 const { WORLD_STARTING_DAYS } = await loadPassport();
 
@@ -64,24 +63,15 @@ function refusal(finished: FinishedRun): string {
 }
 
 describe("world DAG guards (position table, red rows)", () => {
-  let lock: WorldLock;
-  let stopRunner: () => Promise<void>;
   let original: string | null | undefined;
-
-  before(async () => {
-    lock = await takeWorldLock();
-    stopRunner = await useRunnerService();
-    original = await readPositionText();
-  });
-
-  after(async () => {
-    try {
+  useWorldSuite({
+    setUp: async () => {
+      original = await readPositionText();
+    },
+    tearDown: async () => {
       if (original !== undefined) await setPositionText(original);
       await api.request("PATCH", "api/v2/dags/world_live", { body: { is_paused: true } }).catch(() => undefined);
-      await stopRunner?.();
-    } finally {
-      await lock?.release();
-    }
+    },
   });
 
   it("every world DAG is loaded with its contract: manual, unpaused, one run at a time; world_live scheduled and paused", async () => {

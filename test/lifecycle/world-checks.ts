@@ -57,16 +57,16 @@ export async function recordFakeDrift(): Promise<{ rows: number; remove(): Promi
   const runId = `test_fake_drift__${Date.now()}`;
   const rows = await withRunnerDb(async (c) => {
     const inserted = await c.query(
-      `insert into runner.schema_ledger (file, checksum, statements, dag_id, run_id, task_id, server_version, applied_at)
+      `insert into world.schema_ledger (file, checksum, statements, dag_id, run_id, task_id, server_version, applied_at)
        select file, case when file = '00-databases.sql' then repeat('0', 64) else checksum end, statements, dag_id, $1, task_id, server_version, now()
-         from runner.schema_ledger
-        where run_id = (select run_id from runner.schema_ledger order by applied_at desc, id desc limit 1)`,
+         from world.schema_ledger
+        where run_id = (select run_id from world.schema_ledger order by applied_at desc, id desc limit 1)`,
       [runId],
     );
     return inserted.rowCount ?? 0;
   });
   assert.ok(rows > 0, "a build to copy");
-  return { rows, remove: () => withRunnerDb(async (c) => void (await c.query("delete from runner.schema_ledger where run_id = $1", [runId]))) };
+  return { rows, remove: () => withRunnerDb(async (c) => void (await c.query("delete from world.schema_ledger where run_id = $1", [runId]))) };
 }
 
 /** The runner CLI (src/cli/main.ts) as a user runs it. */

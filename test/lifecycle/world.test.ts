@@ -9,13 +9,12 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { connectClickHouse } from "../../src/clickhouse/client.ts";
 import { apiBaseUrl } from "../../src/config/stand.ts";
 import { layerCounts } from "../../src/world-ops/report.ts";
 import type { SchemaStatus } from "../../src/world/schema-status.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
-import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
 import { applyDdlFile } from "../../tasks/ddl.ts";
 import { holdHitsGroup, type GroupHolder } from "./group-holder.ts";
@@ -36,33 +35,15 @@ import {
   taskInstances,
   taskLog,
   topicId,
-  useRunnerService,
 } from "../../harness/rest-world.ts";
 import { ddsAndDmDates, expectCanonicalOds, recordFakeDrift, runCli, worldSnapshot } from "./world-checks.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { useWorldSuite } from "../../harness/world-suite.ts";
 
 const quiet = { signal: new AbortController().signal, log: () => undefined };
 
 describe("the world's lifecycle on the stand", () => {
-  let lock: WorldLock;
-  let stopRunner: (() => Promise<void>) | undefined;
   let holder: GroupHolder | undefined;
-  let passport: Passport;
-
-  before(async () => {
-    lock = await takeWorldLock();
-    stopRunner = await useRunnerService();
-    passport = await loadPassport();
-  });
-
-  after(async () => {
-    try {
-      await holder?.release();
-      await stopRunner?.();
-    } finally {
-      await lock?.release();
-    }
-  });
+  const world = useWorldSuite({ tearDown: async () => holder?.release() });
 
   it("an interrupted cleanup leaves -1: world_recreate is red while a live consumer holds clickstream_hits", async () => {
     await emptyWorld();
@@ -120,12 +101,12 @@ describe("the world's lifecycle on the stand", () => {
     assert.equal(result.code, 0, result.stdout + result.stderr);
     console.log(`cold make up (stand already up): ${result.seconds.toFixed(1)} s`);
     assert.ok(result.seconds < 180, `cold make up took ${result.seconds} s`);
-    assert.match(result.stdout, new RegExp(`world_position = ${passport.WORLD_STARTING_DAYS}`));
+    assert.match(result.stdout, new RegExp(`world_position = ${world.passport.WORLD_STARTING_DAYS}`));
     assert.ok(result.stdout.includes(`web view: ${apiBaseUrl()}/ui`), result.stdout);
     assert.match(result.stdout, /schema: in sync/);
 
-    assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS));
-    await expectCanonicalOds(passport);
+    assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS));
+    await expectCanonicalOds(world.passport);
     const run = await latestRun("world_initialize", "make_up__");
     assert.equal(run.state, "success");
     const schema = await api.request<SchemaStatus>("GET", "api/v2/system/schema");
@@ -177,7 +158,7 @@ describe("the world's lifecycle on the stand", () => {
       const up = await runUpCommand(["up"]);
       assert.notEqual(up.code, 0, up.stdout);
       assert.match(up.stdout + up.stderr, /world it describes is gone: table ods\.order_v is missing on ch2.*make rebuild-storage/s);
-      assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS), "a refusal changes no position");
+      assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS), "a refusal changes no position");
     } finally {
       await applyDdlFile({ ...quiet, file: "30-ods-views.sql" });
     }
@@ -192,7 +173,7 @@ describe("the world's lifecycle on the stand", () => {
     assert.equal(stateOf(finished, "read_position"), "success");
     for (const [id, ti] of finished.tasks) if (id !== "read_position") assert.equal(ti.state, "skipped", id);
     const log = await taskLog("world_initialize", finished.run.dag_run_id, "read_position");
-    assert.match(log, new RegExp(`world exists at position ${passport.WORLD_STARTING_DAYS}; nothing to do`));
+    assert.match(log, new RegExp(`world exists at position ${world.passport.WORLD_STARTING_DAYS}; nothing to do`));
     assert.deepEqual(await worldSnapshot(), before);
   });
 
@@ -222,7 +203,7 @@ describe("the world's lifecycle on the stand", () => {
   it("world_next_day plays the next day: ODS, DDS and DM gain its date, the position is set to 9", async () => {
     const next = await runDag("world_next_day", { days: 1 }, 600);
     assert.equal(next.run.state, "success", describeRun(next));
-    assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS + 1));
+    assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS + 1));
     const day8 = "2026-06-09";
     assert.ok((await odsByDate()).byDate[day8], "ODS has the new day");
     const { dds, dm } = await ddsAndDmDates();
@@ -232,7 +213,7 @@ describe("the world's lifecycle on the stand", () => {
   it("world_live_day plays the next day live (fast for the test) and sets the position to 10", async () => {
     const live = await runDag("world_live_day", { speed: 200_000 }, 600);
     assert.equal(live.run.state, "success", describeRun(live));
-    assert.equal(await readPositionText(), String(passport.WORLD_STARTING_DAYS + 2));
+    assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS + 2));
     assert.ok((await odsByDate()).byDate["2026-06-10"], "ODS has the live day");
   });
 
@@ -251,15 +232,15 @@ describe("the world's lifecycle on the stand", () => {
       assert.notEqual(id, oldTopics[i], "the topic was created anew");
     }
     // the readers started at offset 0 of the new topics and took exactly the new world's messages
-    assert.deepEqual(await groupOffsets(HITS_CONSUMER_GROUP, HITS_TOPIC.name), { committed: passport.totals.events, end: passport.totals.events });
+    assert.deepEqual(await groupOffsets(HITS_CONSUMER_GROUP, HITS_TOPIC.name), { committed: world.passport.totals.events, end: world.passport.totals.events });
     const orders = await groupOffsets(ORDERS_CONSUMER_GROUP, ORDERS_TOPIC.name);
-    assert.equal(orders.end, passport.snapshots.reduce((sum, s) => sum + s.orders, 0));
+    assert.equal(orders.end, world.passport.snapshots.reduce((sum, s) => sum + s.orders, 0));
     assert.equal(orders.committed, orders.end);
 
-    await expectCanonicalOds(passport);
+    await expectCanonicalOds(world.passport);
     const { dds, dm } = await ddsAndDmDates();
-    assert.deepEqual(dds, passport.dates);
-    assert.deepEqual(dm, passport.dates);
+    assert.deepEqual(dds, world.passport.dates);
+    assert.deepEqual(dm, world.passport.dates);
     assert.ok((await layerCounts()).every((l) => l.rows > 0), "every layer holds rows");
   });
 });

@@ -11,7 +11,7 @@ import { DQ_CHECKS } from "../../tasks/dq.ts";
 
 test("the repository's registries name every file of their folders (they loaded)", () => {
   assert.ok(DQ_CHECKS.length >= 8);
-  assert.ok(STAND_CHECK_QUERIES.includes("ods-events-per-date"));
+  assert.ok(STAND_CHECK_QUERIES.includes("dds-sessions-per-date"));
 });
 
 test("a file that is not registered, or a name without its file, is an error naming it", () => {

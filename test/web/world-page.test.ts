@@ -5,52 +5,41 @@
 // corrupted dm.daily_revenue row, as test/dq/dq-dag.test.ts does: the page names the check and the
 // failing day and keys), then green again once the row is put back. Holds the world lock.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { apiBaseUrl } from "../../src/config/stand.ts";
-import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { WORLD_TOPICS } from "../../src/world/constants.ts";
 import { withKafkaAdmin } from "../../tasks/kafka-admin.ts";
-import { describeRun, readPositionText, runDag, triggerRun, useRunnerService, waitForRun, withClickHouse } from "../../harness/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { describeRun, readPositionText, runDag, triggerRun, waitForRun, withClickHouse } from "../../harness/rest-world.ts";
+import { useWorldSuite } from "../../harness/world-suite.ts";
 import { launchChromium, SCREENSHOT_DIR } from "./harness.ts";
 import { rewriteDailyRevenue } from "../../harness/mart-corruption.ts";
 
-let lock: WorldLock | undefined;
-let stopRunnerService: (() => Promise<void>) | undefined;
 let chrome: Awaited<ReturnType<typeof launchChromium>> | undefined;
 let page: Page;
-let passport: Passport;
 const problems: string[] = [];
 const baseUrl = apiBaseUrl();
 
-before(async () => {
-  lock = await takeWorldLock();
-  stopRunnerService = await useRunnerService();
-  passport = await loadPassport();
-  const position = Number(await readPositionText());
-  const hasOds = await withClickHouse((ch) => ch.query<{ result: number }>("EXISTS TABLE ods.event_v")).then((r) => Number(r[0]?.result) === 1);
-  // the world as the suite left it; recreated when it is not ready or not green
-  const ready = position >= passport.WORLD_STARTING_DAYS && hasOds && (await runDag("dq_check", {}, 600)).run.state === "success";
-  if (!ready) {
-    const recreated = await runDag("world_recreate", {}, 900);
-    assert.equal(recreated.run.state, "success", describeRun(recreated));
-  }
-  chrome = await launchChromium();
-  page = await chrome.browser.newPage();
-  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
-  });
-});
-
-after(async () => {
-  try {
+const world = useWorldSuite({
+  setUp: async () => {
+    const position = Number(await readPositionText());
+    const hasOds = await withClickHouse((ch) => ch.query<{ result: number }>("EXISTS TABLE ods.event_v")).then((r) => Number(r[0]?.result) === 1);
+    // the world as the suite left it; recreated when it is not ready or not green
+    const ready = position >= world.passport.WORLD_STARTING_DAYS && hasOds && (await runDag("dq_check", {}, 600)).run.state === "success";
+    if (!ready) {
+      const recreated = await runDag("world_recreate", {}, 900);
+      assert.equal(recreated.run.state, "success", describeRun(recreated));
+    }
+    chrome = await launchChromium();
+    page = await chrome.browser.newPage();
+    page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
+    page.on("console", (m) => {
+      if (m.type() === "error") problems.push(`console: ${m.text()}`);
+    });
+  },
+  tearDown: async () => {
     await chrome?.close();
-    await stopRunnerService?.();
-  } finally {
-    await lock?.release();
-  }
+  },
 });
 
 const shot = (name: string) => page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage: true });
@@ -87,7 +76,7 @@ async function expectPageEqualsSources(): Promise<void> {
   assert.equal(await page.locator("#position-value").textContent(), await readPositionText());
   const layers = await shownTable("layers");
   const dates = [...layers.keys()];
-  assert.ok(dates.length >= passport.WORLD_STARTING_DAYS, `days shown: ${dates.join(",")}`);
+  assert.ok(dates.length >= world.passport.WORLD_STARTING_DAYS, `days shown: ${dates.join(",")}`);
   const dmParts = await Promise.all(
     ["daily_traffic_v report_date", "daily_funnel_v report_date", "daily_revenue_v report_date", "daily_dq_errors_v report_date", "purchase_vs_orders_v order_day"].map(
       (spec) => {
@@ -171,7 +160,7 @@ describe("the World page on the test stand's world", () => {
   });
 
   it("a DQ check red: the page names it, the failing day and why; green again once the row is put back", async () => {
-    const rewrite = (delta: string, loadId: string): Promise<void> => rewriteDailyRevenue(passport.start_date, delta, loadId);
+    const rewrite = (delta: string, loadId: string): Promise<void> => rewriteDailyRevenue(world.passport.start_date, delta, loadId);
     await rewrite("100", "world-page-corrupt");
     try {
       const red = await runDag("dq_check", {}, 600);
@@ -181,8 +170,8 @@ describe("the World page on the test stand's world", () => {
       const row = page.locator('#dq-latest tr[data-check="mart_daily_revenue"]');
       assert.equal(await row.getAttribute("data-status"), "fail");
       assert.equal(await row.locator("[data-failed-rows]").textContent(), "1");
-      const why = (await row.locator(`li[data-failed-day="${passport.start_date}"]`).textContent()) ?? "";
-      assert.match(why, new RegExp(`^${passport.start_date}: 1 failed of \\d+ reference / \\d+ actual rows; keys: `));
+      const why = (await row.locator(`li[data-failed-day="${world.passport.start_date}"]`).textContent()) ?? "";
+      assert.match(why, new RegExp(`^${world.passport.start_date}: 1 failed of \\d+ reference / \\d+ actual rows; keys: `));
       assert.equal(await page.locator('#dq-latest tr[data-status="fail"]').count(), 1, "only that check is red");
       const strip = page.locator('#dq-history tr[data-check="mart_daily_revenue"] a.sq');
       assert.equal(await strip.last().getAttribute("data-run"), red.run.dag_run_id);
