@@ -194,6 +194,8 @@ export function stateDir(config: StandConfig = loadStandConfig()): string {
 export const processEnv = Object.freeze({
   logLevel: process.env.LOG_LEVEL ?? "info",
   ci: process.env.CI === "true",
+  /** FC_SEED: the seed a property-based test runs with (reproduces a failed run it printed). */
+  fuzzSeed: process.env.FC_SEED === undefined || process.env.FC_SEED === "" ? undefined : Number(process.env.FC_SEED),
 });
 
 export function postgresUrl(database: string, config: StandConfig = loadStandConfig()): string {
