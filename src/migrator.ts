@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { errorMessage } from "./errors.ts";
 
@@ -34,6 +35,15 @@ export interface MigrationSet {
   /** The session advisory lock held while the set is checked and applied. */
   lock: readonly [number, number];
   retired?: readonly RetiredMigration[];
+}
+
+/** The repository root, from this file's place in it (src/migrator.ts): what displayDir is relative to. */
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The set whose files are the `migrations/` folder beside the module at `moduleUrl` (its import.meta.url). */
+export function migrationsBeside(moduleUrl: string, set: Omit<MigrationSet, "dir" | "displayDir">): MigrationSet {
+  const dir = path.join(path.dirname(fileURLToPath(moduleUrl)), "migrations");
+  return { ...set, dir, displayDir: path.relative(REPO_ROOT, dir) };
 }
 
 export interface Migration {

@@ -4,14 +4,10 @@
 // (src/world/migrations, src/loader/migrations): those files are retired here with the checksums
 // they shipped with, so a database that applied them starts, and one that applied another text
 // of them does not.
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import type { MigrationSet } from "../migrator.ts";
+import { migrationsBeside, type MigrationSet } from "../migrator.ts";
 
-export const RUNNER_MIGRATIONS: MigrationSet = {
+export const RUNNER_MIGRATIONS: MigrationSet = migrationsBeside(import.meta.url, {
   owner: "runner",
-  dir: path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations"),
-  displayDir: "src/runner/migrations",
   schema: "runner",
   lock: [7300, 1],
   retired: [
@@ -34,4 +30,4 @@ export const RUNNER_MIGRATIONS: MigrationSet = {
       movedTo: "src/loader/migrations/000001_control.sql",
     },
   ],
-};
+});
