@@ -28,3 +28,10 @@ export function childOutput(value: unknown): { stderr: string; stdout: string } 
   };
   return { stderr: field("stderr"), stdout: field("stdout") };
 }
+
+/** The `code` a Node system call error carries (ENOENT, EEXIST, …), or undefined. */
+export function systemErrorCode(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || !("code" in value)) return undefined;
+  const code: unknown = value.code;
+  return typeof code === "string" ? code : undefined;
+}

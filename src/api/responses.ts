@@ -203,7 +203,10 @@ export const variableHistoryResponse = z.object({
 
 const componentStatus = z.enum(["healthy", "unhealthy"]);
 export const healthResponse = z.object({
-  metadatabase: z.object({ status: componentStatus }),
+  metadatabase: z.object({
+    status: componentStatus,
+    detail: z.string().optional().describe("this runner's addition: which Postgres it cannot reach and the error (absent when healthy)"),
+  }),
   scheduler: z.object({ status: componentStatus, latest_scheduler_heartbeat: nullableIsoDate }),
   triggerer: z
     .object({ status: componentStatus, latest_triggerer_heartbeat: nullableIsoDate })

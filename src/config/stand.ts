@@ -101,6 +101,30 @@ export const standConfigSchema = z
         fail_points: z.boolean().optional(),
       })
       .strict(),
+    /**
+     * The stand's keeper (src/stand/keeper.ts): restarts a service that died or stopped serving
+     * while it is wanted up, with backoff, and marks one that keeps dying as crash-looping. Absent:
+     * nothing restarts the services (docker compose has its own restart policies).
+     */
+    keeper: z
+      .object({
+        /** Loopback HTTP port of its /health, /status and /metrics. */
+        port,
+        /** A live process that does not serve this long (after its start-up time) is stopped and started again. */
+        hung_after_seconds: z.number().int().min(5).max(3600).default(45),
+        /** Quick deaths in a row (each within healthy_after_seconds of its start) that make a service crash-looping. */
+        restart_limit: z.number().int().min(1).max(100).default(5),
+        /** A process serving this long after its start counts as a good start: its quick deaths start again from 0. */
+        healthy_after_seconds: z.number().int().min(1).max(3600).default(60),
+        /** The longest wait between two restarts (the backoff doubles from 1 s up to this). */
+        max_backoff_seconds: z.number().int().min(1).max(600).default(30),
+        /** `stand up` starts the keeper (the test stand says false: its fault tests want a fault to stay; the keeper's own tests start it). */
+        autostart: z.boolean().default(true),
+        /** Honour fail points (<state_dir>/keeper/fail-points/<service>: its next starts exit at once). Test stand only. */
+        fail_points: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -133,7 +157,11 @@ export function parseStandConfig(text: string, file: string): StandConfig {
     throw new ConfigError(`${file}: invalid stand config:\n${problems}`, file);
   }
   if (path.resolve(file) === path.join(repoRoot, "stand.yaml")) {
-    const armed = [result.data.runner.fail_points === true ? "runner.fail_points" : "", result.data.loader.fail_points === true ? "loader.fail_points" : ""].filter(Boolean);
+    const armed = [
+      result.data.runner.fail_points === true ? "runner.fail_points" : "",
+      result.data.loader.fail_points === true ? "loader.fail_points" : "",
+      result.data.keeper?.fail_points === true ? "keeper.fail_points" : "",
+    ].filter(Boolean);
     if (armed.length > 0) {
       throw new ConfigError(`${file}: ${armed.join(" and ")}: fail points let a test fail or hold the user's runs and loader at will; they belong in the test stand's config (test/stand.test.yaml), never in stand.yaml`, file);
     }
@@ -152,6 +180,7 @@ function collectPorts(c: StandConfig): number[] {
     c.kafka.controller_port,
     c.runner.api_port,
     c.loader.port,
+    ...(c.keeper ? [c.keeper.port] : []),
     ...c.clickhouse.nodes.flatMap((n) => [n.http_port, n.tcp_port, n.interserver_port]),
   ];
 }

@@ -9,6 +9,7 @@ import type { DagRegistry } from "./registry.ts";
 import type { RunWaiters } from "./run-waiters.ts";
 import { scheduleText, triggerRun } from "./runs.ts";
 import type { RunnerService } from "./service.ts";
+import { errorMessage } from "../errors.ts";
 import type { DagSummary } from "./types.ts";
 import { deleteVariable, getVariable, listVariables, setVariable, variableHistory } from "./variables.ts";
 
@@ -130,8 +131,10 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
         const threshold = Math.max(30_000, 3 * heartbeatIntervalMs(deps.leaseSeconds));
         const alive = latest !== null && Date.now() - latest.getTime() < threshold;
         return { metadatabase: "healthy", scheduler: alive ? "healthy" : "unhealthy", latestHeartbeat: latest };
-      } catch {
-        return { metadatabase: "unhealthy", scheduler: "unhealthy", latestHeartbeat: null };
+      } catch (err) {
+        const where = `${pool.options.host ?? "?"}:${String(pool.options.port ?? "?")}/${pool.options.database ?? "?"}`;
+        const detail = `cannot reach the runner's Postgres at ${where}: ${errorMessage(err)}; make check-services shows whether it runs`;
+        return { metadatabase: "unhealthy", metadatabaseDetail: detail, scheduler: "unhealthy", latestHeartbeat: null };
       }
     },
   };

@@ -54,5 +54,6 @@ export interface RunnerService {
   deleteVariable(key: string, meta: { changedBy: string }): Promise<void>;
   variableHistory(key: string): Promise<VariableChange[]>;
 
-  health(): Promise<{ metadatabase: "healthy" | "unhealthy"; scheduler: "healthy" | "unhealthy"; latestHeartbeat: Date | null }>;
+  /** metadatabaseDetail: why the metadatabase is unhealthy (which Postgres, what error). */
+  health(): Promise<{ metadatabase: "healthy" | "unhealthy"; metadatabaseDetail?: string; scheduler: "healthy" | "unhealthy"; latestHeartbeat: Date | null }>;
 }

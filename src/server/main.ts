@@ -8,6 +8,8 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import type { Logger } from "pino";
 import { apiListenHost, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
+import { watchKeeper } from "../stand/keeper-service.ts";
+import { standContext } from "../stand/stand.ts";
 import { coerceError } from "../errors.ts";
 import { createRunner } from "../runner/runner.ts";
 import type { Runner } from "../runner/runner.ts";
@@ -119,8 +121,12 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
+  // the mutual watch: the keeper restarts this runner, and this runner restarts a keeper that died
+  const keeperLog = logger.child({ component: "keeper-watch" });
+  const stopKeeperWatch = watchKeeper(standContext((line) => keeperLog.info(line)), (line) => keeperLog.warn(line));
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
+    stopKeeperWatch();
     signals += 1;
     if (signals > 1) {
       logger.warn({ signal }, "second signal: exiting without waiting");

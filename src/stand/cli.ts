@@ -32,11 +32,14 @@ program
   .command("status")
   .description("health of every service (the loader with the state its /health reports); exits 1 when any is unhealthy")
   .action(async () => {
-    const statuses = await standStatus(standContext()).catch(fail);
-    for (const s of statuses) {
-      console.log(`${s.healthy ? "ok  " : "FAIL"} ${s.name.padEnd(16)} port ${String(s.port).padEnd(6)} ${s.detail}`);
+    const { services, keeper } = await standStatus(standContext()).catch(fail);
+    for (const s of services) {
+      const restarts = s.kept ? String(s.kept.restarts) : "-";
+      const lastExit = s.kept?.lastExit ? `${s.kept.lastExit.how} at ${s.kept.lastExit.at}` : "-";
+      console.log(`${s.healthy ? "ok  " : "FAIL"} ${s.name.padEnd(16)} port ${String(s.port).padEnd(6)} restarts ${restarts.padEnd(3)} ${s.detail}; last exit: ${lastExit}`);
     }
-    if (statuses.some((s) => !s.healthy)) process.exit(1);
+    console.log(keeper.note);
+    if (services.some((s) => !s.healthy)) process.exit(1);
   });
 
 program

@@ -2,7 +2,7 @@
 // Each node gets its own generated config.xml; both read the one generated users file.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { ClickHouseNodeConfig } from "../config/stand.ts";
+import { clickhouseHttpUrl, type ClickHouseNodeConfig } from "../config/stand.ts";
 import { connectClickHouse } from "../clickhouse/client.ts";
 import { renderNodeConfig, renderUsersXml } from "./clickhouse-config.ts";
 import type { ServiceDefinition, StandContext } from "./service.ts";
@@ -16,6 +16,12 @@ async function probeNode(ctx: StandContext, node: ClickHouseNodeConfig): Promise
   } finally {
     await ch.close();
   }
+}
+
+/** Liveness: GET /ping answers "Ok." (no ZooKeeper needed: a node without it still serves reads). */
+async function pingNode(ctx: StandContext, node: ClickHouseNodeConfig): Promise<boolean> {
+  const response = await fetch(`${clickhouseHttpUrl(node, ctx.config)}/ping`, { signal: AbortSignal.timeout(3000) });
+  return response.ok && (await response.text()).trim() === "Ok.";
 }
 
 function writeConfigs(ctx: StandContext, node: ClickHouseNodeConfig): void {
@@ -54,5 +60,6 @@ export function clickhouseNodeService(ctx: StandContext, node: ClickHouseNodeCon
       };
     },
     probe: (c) => probeNode(c, node),
+    alive: (c) => pingNode(c, node),
   };
 }

@@ -60,7 +60,7 @@ export async function loaderHealth(config: StandConfig, timeoutMs = 2000): Promi
   return { state };
 }
 
-function loaderSpec(ctx: StandContext, options: LoaderOptions): NodeServiceSpec {
+export function loaderSpec(ctx: StandContext, options: LoaderOptions): NodeServiceSpec {
   return {
     name: LOADER_SERVICE,
     entry: options.entry ?? LOADER_ENTRY,
@@ -69,6 +69,8 @@ function loaderSpec(ctx: StandContext, options: LoaderOptions): NodeServiceSpec 
     fingerprint: FINGERPRINT,
     healthWhat: `GET ${loaderHealthUrl(ctx.config)}: status healthy`,
     probe: async () => (await loaderHealth(ctx.config), true),
+    // /health answers at all: a loader that is degraded (its sink down) holds its rows, and a restart would not help
+    alive: async () => (await fetch(loaderHealthUrl(ctx.config), { signal: AbortSignal.timeout(3000) }), true),
     hint: `read ${loaderPaths(ctx).log}; a port clash or an unreachable Postgres, Kafka or ClickHouse is named there. make check-services shows the stand.`,
   };
 }

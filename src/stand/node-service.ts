@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from "node:path";
 import { repoRoot, standConfigPath } from "../config/stand.ts";
 import { waitForHealthy } from "./health.ts";
-import { PortTakenError, type StandContext } from "./service.ts";
-import { isPortOpen, Supervisor } from "./supervisor.ts";
+import { PortTakenError, withStartFailPoint, type LaunchOptions, type StandContext } from "./service.ts";
+import { isPortOpen, Supervisor, type StartSpec, type StopOptions } from "./supervisor.ts";
 
 /** What the code fingerprint covers, relative to the repository; the stand config in force is always added. */
 export interface FingerprintInputs {
@@ -31,6 +31,9 @@ export interface NodeServiceSpec {
   healthWhat: string;
   /** True when healthy; may throw with the reason it is not. */
   probe(): Promise<boolean>;
+  /** True while it answers at all, even when what it depends on is down (the keeper restarts a
+   * process only when this fails). The health probe when absent. */
+  alive?(): Promise<boolean>;
   /** What to try when it does not come up. */
   hint: string;
 }
@@ -44,13 +47,18 @@ export interface NodeServicePaths {
 export type EnsureOutcome = "running" | "started" | "restarted";
 export type StopOutcome = Awaited<ReturnType<Supervisor["stop"]>>;
 
+/** The supervisor of a node service: its pid and want files live in its own state directory. */
+export function nodeServiceSupervisor(ctx: StandContext, name: string): Supervisor {
+  return new Supervisor(nodeServicePaths(ctx, name).dir);
+}
+
 export function nodeServicePaths(ctx: StandContext, name: string): NodeServicePaths {
   const dir = path.join(ctx.paths.root, name);
   return { dir, log: path.join(dir, `${name}.log`), fingerprint: path.join(dir, "code.sha256") };
 }
 
 function supervisorOf(ctx: StandContext, spec: NodeServiceSpec): Supervisor {
-  return new Supervisor(nodeServicePaths(ctx, spec.name).dir);
+  return nodeServiceSupervisor(ctx, spec.name);
 }
 
 function listFiles(dir: string): string[] {
@@ -81,20 +89,22 @@ export function nodeServicePid(ctx: StandContext, spec: NodeServiceSpec): number
   return supervisorOf(ctx, spec).runningPid(spec.name);
 }
 
-async function launch(ctx: StandContext, spec: NodeServiceSpec): Promise<number> {
+/** Launches the process; the caller holds its start lock and knows it is not running. */
+export async function launchNodeService(ctx: StandContext, spec: NodeServiceSpec, options: LaunchOptions = {}): Promise<number> {
   await supervisorOf(ctx, spec).settle(spec.name, spec.port); // a process killed a moment ago may still hold the port
   if (await isPortOpen(spec.port)) throw new PortTakenError(spec.name, spec.port);
   const paths = nodeServicePaths(ctx, spec.name);
   mkdirSync(paths.dir, { recursive: true });
   const fingerprint = codeFingerprint(spec.fingerprint);
-  const pid = supervisorOf(ctx, spec).start({
+  const start: StartSpec = {
     service: spec.name,
     command: process.execPath,
     args: ["--import", "tsx", spec.entry],
     logFile: paths.log,
     marker: spec.entry,
     cwd: repoRoot,
-  });
+  };
+  const pid = supervisorOf(ctx, spec).start({ ...withStartFailPoint(ctx, start), onExit: options.onExit });
   writeFileSync(paths.fingerprint, `${fingerprint}\n`);
   ctx.print(`${spec.name}: started pid ${pid}, log ${path.relative(repoRoot, paths.log)}`);
   return pid;
@@ -124,24 +134,27 @@ function startedFrom(ctx: StandContext, spec: NodeServiceSpec): string | undefin
  * restarts it when the code changed since it started, and waits for its health either way.
  */
 export async function ensureNodeService(ctx: StandContext, spec: NodeServiceSpec): Promise<EnsureOutcome> {
-  const pid = nodeServicePid(ctx, spec);
-  if (pid !== undefined && startedFrom(ctx, spec) === codeFingerprint(spec.fingerprint)) {
-    ctx.print(`${spec.name}: already running (pid ${pid})`);
-    await waitForService(ctx, spec);
-    return "running";
-  }
-  if (pid !== undefined) {
-    ctx.print(`${spec.name}: the code changed since pid ${pid} started; restarting it`);
-    await stopNodeService(ctx, spec);
-  }
-  await launch(ctx, spec);
+  const outcome = await supervisorOf(ctx, spec).withStartLock(spec.name, async (): Promise<EnsureOutcome> => {
+    const pid = nodeServicePid(ctx, spec);
+    if (pid !== undefined && startedFrom(ctx, spec) === codeFingerprint(spec.fingerprint)) {
+      ctx.print(`${spec.name}: already running (pid ${pid})`);
+      supervisorOf(ctx, spec).setWant(spec.name, "up"); // asked for: from now on the keeper keeps it
+      return "running";
+    }
+    if (pid !== undefined) {
+      ctx.print(`${spec.name}: the code changed since pid ${pid} started; restarting it`);
+      await stopNodeService(ctx, spec, { keepWanted: true });
+    }
+    await launchNodeService(ctx, spec);
+    return pid === undefined ? "started" : "restarted";
+  });
   await waitForService(ctx, spec);
-  return pid === undefined ? "started" : "restarted";
+  return outcome;
 }
 
 /** Stops our process: SIGTERM, up to the grace, then SIGKILL. A pid file naming another process is only removed. */
-export async function stopNodeService(ctx: StandContext, spec: NodeServiceSpec): Promise<StopOutcome> {
-  const outcome = await supervisorOf(ctx, spec).stop(spec.name, "SIGTERM", spec.stopGraceMs);
+export async function stopNodeService(ctx: StandContext, spec: NodeServiceSpec, options: StopOptions = {}): Promise<StopOutcome> {
+  const outcome = await supervisorOf(ctx, spec).stop(spec.name, "SIGTERM", spec.stopGraceMs, options);
   ctx.print(`${spec.name}: ${outcome === "killed" ? `killed (did not stop within ${spec.stopGraceMs / 1000} s)` : outcome}`);
   return outcome;
 }

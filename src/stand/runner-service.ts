@@ -37,7 +37,7 @@ export function codeFingerprint(): string {
 }
 
 interface HealthBody {
-  metadatabase?: { status?: string };
+  metadatabase?: { status?: string; detail?: string };
   scheduler?: { status?: string };
 }
 
@@ -46,12 +46,12 @@ export async function runnerHealthy(timeoutMs = 2000): Promise<boolean> {
   const response = await fetch(`${apiBaseUrl()}/api/v2/monitor/health`, { signal: AbortSignal.timeout(timeoutMs) });
   if (!response.ok) throw new Error(`health answered ${response.status}`);
   const body = (await response.json()) as HealthBody;
-  if (body.metadatabase?.status !== "healthy") throw new Error(`metadatabase ${body.metadatabase?.status ?? "?"}`);
+  if (body.metadatabase?.status !== "healthy") throw new Error(`metadatabase ${body.metadatabase?.status ?? "?"}${body.metadatabase?.detail === undefined ? "" : `: ${body.metadatabase.detail}`}`);
   if (body.scheduler?.status !== "healthy") throw new Error(`scheduler ${body.scheduler?.status ?? "?"}`);
   return true;
 }
 
-function runnerSpec(ctx: StandContext): NodeServiceSpec {
+export function runnerSpec(ctx: StandContext): NodeServiceSpec {
   return {
     name: RUNNER_SERVICE,
     entry: SERVER_ENTRY,
@@ -60,6 +60,8 @@ function runnerSpec(ctx: StandContext): NodeServiceSpec {
     fingerprint: FINGERPRINT,
     healthWhat: `GET ${apiBaseUrl()}/api/v2/monitor/health: metadatabase and scheduler healthy`,
     probe: () => runnerHealthy(),
+    // the API answers (its health may name a Postgres it cannot reach: restarting it would not help)
+    alive: async () => (await fetch(`${apiBaseUrl()}/api/v2/monitor/health`, { signal: AbortSignal.timeout(3000) })).ok,
     hint: `read ${runnerPaths(ctx).log}; a port clash or an unreachable Postgres is named there. make check-services shows the stand.`,
   };
 }

@@ -1,9 +1,12 @@
 // The shape every stand service module fills in, and the generic start/stop/status steps over it.
 // A service module says how to prepare, launch and probe its server; this module does the rest.
+import { existsSync } from "node:fs";
+import path from "node:path";
 import type { StandConfig } from "../config/stand.ts";
 import { waitForHealthy } from "./health.ts";
+import type { ServiceRecord } from "./keeper.ts";
 import type { StandPaths } from "./paths.ts";
-import { isPortOpen, type StartSpec, type Supervisor } from "./supervisor.ts";
+import { isPortOpen, isProcessOurs, type ExitInfo, type StartSpec, type Supervisor } from "./supervisor.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface StandContext {
@@ -29,6 +32,9 @@ export interface ServiceDefinition {
   launch(ctx: StandContext): StartSpec;
   /** True when healthy; may throw with the reason it is not. */
   probe(ctx: StandContext): Promise<boolean>;
+  /** True while it serves at all, even if something it depends on is down (ClickHouse answers /ping
+   * without ZooKeeper): what the keeper watches. The health probe when absent. */
+  alive?(ctx: StandContext): Promise<boolean>;
   /** Runs once healthy, on every `up` (idempotent): databases, users. */
   afterHealthy?(ctx: StandContext): Promise<void>;
 }
@@ -46,19 +52,89 @@ export class PortTakenError extends Error {
   }
 }
 
-/** Starts the service unless its own process is already alive. Returns true when it launched one. */
-export async function launchIfNeeded(ctx: StandContext, service: ServiceDefinition): Promise<boolean> {
-  const pid = ctx.supervisor.runningPid(service.name);
-  if (pid !== undefined) {
-    ctx.print(`${service.name}: already running (pid ${pid})`);
+/** True when the service serves (its liveness probe answers within a few seconds); never throws. */
+export function serves(ctx: StandContext, service: ServiceDefinition): Promise<boolean> {
+  return answersWithin(() => (service.alive ? service.alive(ctx) : service.probe(ctx)));
+}
+
+/** True when `check` says so within 5 s: a probe that hangs (a SIGSTOPped server) is "not serving". Never throws. */
+export async function answersWithin(check: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return await Promise.race([check(), sleepFalse(5000)]);
+  } catch {
     return false;
   }
+}
+
+function sleepFalse(ms: number): Promise<false> {
+  return new Promise((resolve) => setTimeout(() => resolve(false), ms).unref());
+}
+
+/**
+ * Starts the service unless its own process is already alive and serving; returns true when it
+ * launched one. A process that lives but has not served for a while although it is past its start-up
+ * time (a Postgres left in a smart shutdown answers every new connection "the database system is
+ * shutting down") is down in all but name: it is stopped and started again.
+ */
+export async function launchIfNeeded(ctx: StandContext, service: ServiceDefinition, options: LaunchOptions = {}): Promise<boolean> {
+  return ctx.supervisor.withStartLock(service.name, async () => {
+    const record = ctx.supervisor.readPid(service.name);
+    if (record && isProcessOurs(record)) {
+      if (await servesWithin(ctx, service, record.startedAt)) {
+        ctx.print(`${service.name}: already running (pid ${record.pid})`);
+        ctx.supervisor.setWant(service.name, "up"); // asked for: from now on the keeper keeps it
+        return false;
+      }
+      ctx.print(`${service.name}: pid ${record.pid} is alive but does not serve (${service.healthWhat}); stopping it to start it again`);
+      await ctx.supervisor.stop(service.name, service.stopSignal, service.stopGraceMs, { keepWanted: true });
+    }
+    await launchNow(ctx, service, options);
+    return true;
+  });
+}
+
+/** A running process serves, or is still young enough to be starting (then health waits for it);
+ * one past its start-up time gets 10 s to answer. */
+async function servesWithin(ctx: StandContext, service: ServiceDefinition, startedAt: string): Promise<boolean> {
+  const age = Date.now() - Date.parse(startedAt);
+  if (!(age > ctx.config.health_timeout_seconds * 1000)) return true;
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (await serves(ctx, service)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return false;
+}
+
+export interface LaunchOptions {
+  /** Told how the process ended (the keeper records it as the service's last exit). */
+  onExit?: (exit: ExitInfo) => void;
+}
+
+/** The file that, on a stand with keeper.fail_points, makes every start of `service` exit at once. */
+export function startFailPointFile(ctx: StandContext, service: string): string {
+  return path.join(ctx.paths.root, "keeper", "fail-points", service);
+}
+
+/**
+ * The test stand's "binary that exits at once": with keeper.fail_points on and the service's fail
+ * point file present, what is launched is a shell that prints so and exits with code 3 (the
+ * marker stays in its command line). Whoever starts it (stand up, the keeper) gets the same.
+ */
+export function withStartFailPoint(ctx: StandContext, spec: StartSpec): StartSpec {
+  const file = startFailPointFile(ctx, spec.service);
+  if (ctx.config.keeper?.fail_points !== true || !existsSync(file)) return spec;
+  return { ...spec, command: "/bin/sh", args: ["-c", `echo "keeper fail point ${file}: this start of ${spec.service} exits at once with code 3"; exit 3`, spec.marker] };
+}
+
+/** Prepares and launches the service; the caller holds its start lock and knows it is not running. */
+export async function launchNow(ctx: StandContext, service: ServiceDefinition, options: LaunchOptions = {}): Promise<number> {
   await ctx.supervisor.settle(service.name, service.port); // a process killed a moment ago may still hold the port
   if (await isPortOpen(service.port)) throw new PortTakenError(service.name, service.port);
   await service.prepare(ctx);
-  const started = ctx.supervisor.start(service.launch(ctx));
+  const started = ctx.supervisor.start({ ...withStartFailPoint(ctx, service.launch(ctx)), onExit: options.onExit });
   ctx.print(`${service.name}: started pid ${started}, log ${service.logFiles.join(", ")}`);
-  return true;
+  return started;
 }
 
 export async function waitUntilHealthy(ctx: StandContext, service: ServiceDefinition): Promise<void> {
@@ -82,6 +158,8 @@ export interface ServiceStatus {
   pid: number | undefined;
   healthy: boolean;
   detail: string;
+  /** The keeper's record of it (restarts, last exit, state), when a keeper ever looked at it. */
+  kept?: ServiceRecord;
 }
 
 export async function serviceStatus(ctx: StandContext, service: ServiceDefinition): Promise<ServiceStatus> {

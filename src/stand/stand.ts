@@ -7,11 +7,14 @@ import path from "node:path";
 import { loadStandConfig, repoRoot } from "../config/stand.ts";
 import { clickhouseNodeService } from "./clickhouse.ts";
 import { kafkaService } from "./kafka.ts";
+import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "./keeper-service.ts";
 import { ensureLoader, loaderStatus, stopLoader } from "./loader-service.ts";
 import { standPaths } from "./paths.ts";
 import { postgresService, removeExternalDataDir } from "./postgres.ts";
-import { launchIfNeeded, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
-import { Supervisor } from "./supervisor.ts";
+import { RUNNER_SERVICE, runnerHealthy, runnerPid } from "./runner-service.ts";
+import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
+import { nodeServiceSupervisor } from "./node-service.ts";
+import { isProcessOurs, Supervisor } from "./supervisor.ts";
 import { zookeeperService } from "./zookeeper.ts";
 
 export function standContext(print: (line: string) => void = (line) => console.log(line)): StandContext {
@@ -37,11 +40,13 @@ export async function standUp(ctx: StandContext): Promise<void> {
     await Promise.all(group.map((service) => waitUntilHealthy(ctx, service)));
   }
   await ensureLoader(ctx);
+  if (ctx.config.keeper?.autostart === true) await ensureKeeper(ctx);
   ctx.print(`stand is up (${((Date.now() - started) / 1000).toFixed(1)} s); state in ${ctx.paths.root}`);
 }
 
 /** Stops every service we started, last-started first. Never touches a process without our pid file. */
 export async function standDown(ctx: StandContext): Promise<void> {
+  await stopKeeper(ctx); // first: nothing it watches may be started again behind us
   await stopLoader(ctx);
   const services = serviceGroups(ctx).flat().reverse();
   for (const service of services) {
@@ -50,8 +55,47 @@ export async function standDown(ctx: StandContext): Promise<void> {
   }
 }
 
-export async function standStatus(ctx: StandContext): Promise<ServiceStatus[]> {
-  return Promise.all([...serviceGroups(ctx).flat().map((service) => serviceStatus(ctx, service)), loaderStatus(ctx)]);
+export interface StandStatus {
+  services: ServiceStatus[];
+  /** What the keeper knows (restarts, last exits, crash-looping), and whether it is current. */
+  keeper: KeeperView;
+}
+
+/**
+ * Every service's health, with the keeper's record of it beside: its restarts, its last exit and,
+ * when the keeper left it down, crash-looping (unhealthy, whatever its port says). The keeper's own
+ * row says whether those records are current.
+ */
+export async function standStatus(ctx: StandContext): Promise<StandStatus> {
+  const keeper = readKeeperView(ctx);
+  const services = await Promise.all([
+    ...serviceGroups(ctx)
+      .flat()
+      .map((service) => serviceStatus(ctx, service)),
+    loaderStatus(ctx),
+    // the runner and the keeper are not started by `stand up` alone: each has a row once it is wanted up
+    ...(wantedUp(ctx, RUNNER_SERVICE) ? [probedStatus(RUNNER_SERVICE, ctx.config.runner.api_port, runnerPid(ctx), async () => ({ healthy: await runnerHealthy() }))] : []),
+    ...(ctx.config.keeper && wantedUp(ctx, KEEPER_SERVICE)
+      ? [probedStatus(KEEPER_SERVICE, ctx.config.keeper.port, keeper.pid, async () => ({ healthy: await keeperSpec(ctx).probe(), note: keeper.current ? "records current" : "records NOT current" }))]
+      : []),
+  ]);
+  for (const status of services) {
+    const record = keeper.services.find((r) => r.service === status.name);
+    if (!record) continue;
+    status.kept = record;
+    if (record.state === "crash-looping") {
+      status.healthy = false;
+      status.detail = `CRASH-LOOPING: ${record.message}`;
+    }
+  }
+  return { services, keeper };
+}
+
+/** A node service (the runner, the keeper) whose want file says up, or whose process runs. */
+function wantedUp(ctx: StandContext, name: string): boolean {
+  const supervisor = nodeServiceSupervisor(ctx, name);
+  const record = supervisor.readPid(name);
+  return supervisor.readWant(name)?.want === "up" || (record !== undefined && isProcessOurs(record));
 }
 
 /** Stops the stand, then removes all its state: data, logs, generated configs, the Kafka jars. */

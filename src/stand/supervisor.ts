@@ -2,15 +2,39 @@
 // A pid file records the pid and a marker (a path unique to the service); a process counts as ours
 // only while /proc/<pid>/cmdline still contains that marker, so a recycled pid is never signalled.
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { systemErrorCode } from "../errors.ts";
 
 export interface PidRecord {
   pid: number;
   marker: string;
   startedAt: string;
+}
+
+/**
+ * What was last asked of a service: "up" by a start (make up, stand up, a test, the keeper), "down"
+ * by a stop (make down, a test, a DAG task). The keeper (src/stand/keeper.ts) restarts a service
+ * that died only while it is wanted up, so a service stopped on purpose stays stopped.
+ */
+export interface Want {
+  want: "up" | "down";
+  /** Who asked: the command line of the process that started or stopped it. */
+  by: string;
+  at: string;
+}
+
+/** How a process the caller spawned ended (only the parent sees this; others see the pid vanish). */
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StopOptions {
+  /** Leave the service wanted up (the keeper stopping a hung process to start it again). */
+  keepWanted?: boolean;
 }
 
 export interface StartSpec {
@@ -25,6 +49,13 @@ export interface StartSpec {
   gid?: number;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
+  /** Called when the process ends, with its exit code or signal (the spawning process only). */
+  onExit?: (exit: ExitInfo) => void;
+}
+
+/** A short description of this process for Want.by: its script and arguments. */
+function whoAmI(): string {
+  return process.argv.slice(1).map((a) => path.basename(a)).join(" ").slice(0, 200) || `pid ${process.pid}`;
 }
 
 export class Supervisor {
@@ -32,6 +63,60 @@ export class Supervisor {
 
   pidFile(service: string): string {
     return path.join(this.pidDir, `${service}.pid`);
+  }
+
+  wantFile(service: string): string {
+    return path.join(this.pidDir, `${service}.want`);
+  }
+
+  /** What was last asked of the service, or undefined when nothing ever was (an older stand). */
+  readWant(service: string): Want | undefined {
+    try {
+      const parsed = JSON.parse(readFileSync(this.wantFile(service), "utf8")) as Partial<Want>;
+      if (parsed.want !== "up" && parsed.want !== "down") return undefined;
+      return { want: parsed.want, by: String(parsed.by), at: String(parsed.at) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  setWant(service: string, want: Want["want"], by: string = whoAmI()): void {
+    mkdirSync(this.pidDir, { recursive: true });
+    const file = this.wantFile(service);
+    const record: Want = { want, by, at: new Date().toISOString() };
+    writeFileSync(`${file}.tmp`, JSON.stringify(record) + "\n");
+    renameSync(`${file}.tmp`, file); // a reader never sees half a file
+  }
+
+  /**
+   * Runs `work` holding the service's start lock: a check-then-start (is it running? then start it)
+   * by `stand up`, a test and the keeper at once would otherwise start two servers, the loser of
+   * which overwrites the pid file and exits. A lock whose holder died is taken over.
+   */
+  async withStartLock<T>(service: string, work: () => Promise<T>, timeoutMs = 180_000): Promise<T> {
+    mkdirSync(this.pidDir, { recursive: true });
+    const file = path.join(this.pidDir, `${service}.lock`);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        writeFileSync(file, `${process.pid}\n`, { flag: "wx" });
+        break;
+      } catch (err) {
+        if (systemErrorCode(err) !== "EEXIST") throw err;
+        const holder = Number(readFileSync(file, "utf8").trim());
+        if (!Number.isInteger(holder) || holder <= 0 || !pidAlive(holder)) {
+          rmSync(file, { force: true }); // its holder died holding it
+          continue;
+        }
+        if (Date.now() > deadline) throw new Error(`${service}: the start lock ${file} is held by pid ${holder} for more than ${timeoutMs / 1000} s`);
+        await sleep(100);
+      }
+    }
+    try {
+      return await work();
+    } finally {
+      rmSync(file, { force: true });
+    }
   }
 
   readPid(service: string): PidRecord | undefined {
@@ -88,9 +173,12 @@ export class Supervisor {
         gid: spec.gid,
       });
       if (child.pid === undefined) throw new Error(`${spec.service}: could not spawn ${spec.command}`);
+      const onExit = spec.onExit;
+      if (onExit) child.once("exit", (code, signal) => onExit({ code, signal }));
       child.unref();
       const record: PidRecord = { pid: child.pid, marker: spec.marker, startedAt: new Date().toISOString() };
       writeFileSync(this.pidFile(spec.service), JSON.stringify(record) + "\n");
+      this.setWant(spec.service, "up");
       return child.pid;
     } finally {
       closeSync(fd);
@@ -101,7 +189,17 @@ export class Supervisor {
    * Stops a service by its pid file: `signal`, wait up to `graceMs`, then SIGKILL.
    * Returns what happened so the CLI can say it.
    */
-  async stop(service: string, signal: NodeJS.Signals, graceMs: number): Promise<"not-running" | "stopped" | "killed"> {
+  async stop(service: string, signal: NodeJS.Signals, graceMs: number, options: StopOptions = {}): Promise<"not-running" | "stopped" | "killed"> {
+    if (options.keepWanted) return this.stopNow(service, signal, graceMs); // the caller holds the start lock
+    // wanted down first, under the start lock: a keeper restarting it at this moment either
+    // finishes its start before (and this stops that process) or reads "down" and starts nothing
+    return this.withStartLock(service, async () => {
+      this.setWant(service, "down");
+      return this.stopNow(service, signal, graceMs);
+    });
+  }
+
+  private async stopNow(service: string, signal: NodeJS.Signals, graceMs: number): Promise<"not-running" | "stopped" | "killed"> {
     const record = this.readPid(service);
     if (!record || !isProcessOurs(record)) {
       rmSync(this.pidFile(service), { force: true });
@@ -116,6 +214,14 @@ export class Supervisor {
     await waitForExit(record, 5000);
     rmSync(this.pidFile(service), { force: true });
     return "killed";
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    return !isZombieOrDead(pid);
+  } catch {
+    return false;
   }
 }
 
@@ -206,6 +312,15 @@ export function isPortOpen(port: number, host = "127.0.0.1", timeoutMs = 1000): 
 /** The last `lines` lines of a file, or a note that it does not exist yet. */
 export function tailFile(file: string, lines = 30): string {
   if (!existsSync(file)) return `(no file ${file} yet)`;
-  const text = readFileSync(file, "utf8");
-  return text.split("\n").slice(-lines - 1).join("\n");
+  // the last 64 KiB are plenty for 30 lines; a ClickHouse log can be hundreds of MiB
+  const fd = openSync(file, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, 64 * 1024);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    return buffer.toString("utf8").split("\n").slice(-lines - 1).join("\n");
+  } finally {
+    closeSync(fd);
+  }
 }

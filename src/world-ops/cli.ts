@@ -19,7 +19,7 @@ import { table } from "../cli/format.ts";
 import { apiBaseUrl, kafkaBroker, repoRoot } from "../config/stand.ts";
 import { WORLD_DAG_IDS } from "../world/position.ts";
 import { loadExpectations, runClickHouseChecks } from "./checks.ts";
-import { ensureRunner, runnerHealthy, stopRunner } from "../stand/runner-service.ts";
+import { ensureRunner, RUNNER_SERVICE, runnerHealthy, stopRunner } from "../stand/runner-service.ts";
 import { standContext, standDown, standStatus, standUp } from "../stand/stand.ts";
 import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./report.ts";
 import { errorMessage } from "../errors.ts";
@@ -74,7 +74,7 @@ async function probeOf(what: string, probe: () => Promise<string>): Promise<Smok
 async function smoke(): Promise<number> {
   const client = apiClient();
   const probes = [
-    ...(await standStatus(standContext())).map((s) => ({ what: s.name, ok: s.healthy, detail: s.detail })),
+    ...(await standStatus(standContext())).services.filter((s) => s.name !== RUNNER_SERVICE).map((s) => ({ what: s.name, ok: s.healthy, detail: s.detail })),
     await probeOf("runner", async () => (await runnerHealthy(), `${apiBaseUrl()} healthy`)),
     await probeOf("world DAGs", async () => {
       const { dags } = await client.request<{ dags: DagResponse[] }>("GET", "api/v2/dags", { query: { limit: 1000 } });

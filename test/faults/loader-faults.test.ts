@@ -17,54 +17,26 @@ import { ensureLoader, loaderPid } from "../../src/stand/loader-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
 import {
-  dayLanding,
   deadLettersIn,
-  expectedDay,
   loaderMetricsText,
   metricValue,
-  OffsetWatch,
-  rangesBetween,
   show,
   stgOffsetsIn,
-  armLoaderPause,
   groupStable,
   releaseAllLoaderPauses,
   type LoaderPause,
   total,
   waitForLoaderConsuming,
-  type DayLanding,
-  type OffsetRange,
   type OffsetSample,
-  type Offsets,
 } from "../../harness/loader-day.ts";
 import { kafkaClient } from "../../harness/live-stand.ts";
-import { describeRun, readPositionText, taskInstances, taskLog, triggerRun, waitForRun } from "../../harness/rest-world.ts";
+import { taskLog } from "../../harness/rest-world.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
+import { playDay } from "../../harness/faulted-day.ts";
 
 const quiet = (): undefined => undefined;
 const ctx = standContext(quiet);
 const loaderOptions = compileLoaderConfig(ctx.config.loader.options ?? {});
-
-/** What a fault sees of the day being played. */
-interface DayInProgress {
-  runId: string;
-  /** hits' end offsets before the run. */
-  before: Offsets;
-  watch: OffsetWatch;
-  /** The pause point armed for this day, if the test asked for one: the first flush cycle of hits
-   * that reaches it waits there until released (src/loader/pause-points.ts). */
-  pause: LoaderPauseHandle;
-}
-
-type LoaderPauseHandle = Awaited<ReturnType<typeof armLoaderPause>>;
-
-interface PlayedDay {
-  ranges: OffsetRange[];
-  landing: DayLanding;
-  /** Messages the day added to hits (poisons included). */
-  messages: number;
-  watch: OffsetWatch;
-}
 
 describe("the loader under faults during world_next_day (test stand)", () => {
   useWorldSuite({
@@ -81,69 +53,18 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     },
   });
 
-  /**
-   * Plays one day under `fault` and checks what every fault must leave: success, position + 1, the
-   * group at the end offsets without ever going backwards, and the day exactly once in ODS.
-   */
-  async function playDay(name: string, poisons: number, pausePoint: LoaderPause["point"], fault: (day: DayInProgress) => Promise<void>): Promise<PlayedDay> {
-    const position = Number(await readPositionText());
-    const expected = expectedDay(position);
-    const watch = await OffsetWatch.start();
-    try {
-      // what the last test or run sent is placed first, so the day's offsets are the day's alone
-      const { ends: before } = await watch.until("the group at the end offsets before the day", (s) => total(s.committed) >= total(s.ends), 60_000);
-      // armed once nothing is left to place: the first cycle of hits to reach it is the day's
-      const pause = await armLoaderPause(ctx.config, pausePoint, HITS_TOPIC.name);
-      const started = Date.now();
-      const run = await triggerRun("world_next_day", { days: 1 });
-      try {
-        await fault({ runId: run.dag_run_id, before, watch, pause });
-      } catch (err) {
-        // the next test must not start under this run: let it end (or time out) before failing
-        await pause.release().catch(() => undefined);
-        await waitForRun("world_next_day", run.dag_run_id, 180).catch(() => undefined);
-        throw err;
-      } finally {
-        await pause.release().catch(() => undefined); // a fault that killed the loader took the point with it
-      }
-      const finished = await waitForRun("world_next_day", run.dag_run_id, 600);
-      const seconds = (Date.now() - started) / 1000;
-      const tasks = await taskInstances("world_next_day", run.dag_run_id);
-      console.log(`${name}: world_next_day ${finished.state} in ${seconds.toFixed(1)} s; tries: ${[...tasks.values()].map((t) => `${t.task_id} ${t.try_number}`).join(", ")}`);
-      assert.equal(finished.state, "success", describeRun({ run: finished, tasks, seconds }));
-      assert.equal(await readPositionText(), String(position + 1), "the position advanced by exactly one day");
-
-      const end = await watch.until("the group at the end offsets", (s) => total(s.committed) >= total(s.ends), 30_000);
-      assert.deepEqual(end.committed, end.ends, "clickstream_hits committed exactly the end offset of every partition");
-      assert.deepEqual(watch.regressions(), [], "no committed offset ever went backwards");
-      const ranges = rangesBetween(before, end.ends);
-      const messages = total(end.ends) - total(before);
-      const landing = await dayLanding(expected.date, ranges);
-      const replays = landing.stgRows - landing.stgOffsets;
-      console.log(`${name}: day ${expected.date}, offsets ${show(before)} → ${show(end.ends)} (${messages} messages); ${JSON.stringify(landing)}; stg replays ${replays}`);
-
-      assert.ok(landing.odsFinal > 0, `ODS has rows for ${expected.date}`);
-      assert.equal(landing.odsFinal, expected.valid, `ODS holds every valid hit the generator sent for ${expected.date}`);
-      assert.equal(landing.odsUnique, landing.odsFinal, "no hit doubled in ODS (count FINAL = uniqExact(WatchID))");
-      assert.equal(landing.odsView, landing.odsFinal, "ods.event_v agrees");
-      assert.equal(landing.errors, expected.invalid, "each invalid hit of the day is in ods.event_errors once");
-      assert.equal(landing.odsFinal + landing.errors, messages - poisons, "every message of the day that is not a poison is an event or an error row");
-      assert.equal(landing.stgOffsets, messages - poisons, "stg holds every non-poison offset of the day at least once");
-      assert.ok(landing.stgRows >= landing.stgOffsets, "stg may hold replays");
-      assert.equal(landing.deadLetters, poisons, "the day's dead letters are its poisons, no more");
-      return { ranges, landing, messages, watch };
-    } finally {
-      await watch.stop();
-    }
-  }
-
-  it("poison messages in the middle of a day: each is a dead letter once, with its offset and reason; the day lands whole", async () => {
+  it("poison messages in the middle of a day, the 50,000-deep object among them: each is a dead letter once, with its offset and reason; no node dies; the day lands whole", async () => {
     const poisons = [
       { reason: "not_json", partition: 0, key: "poison-not-json", value: Buffer.from('this is not JSON {"WatchID": 1') },
       { reason: "invalid_utf8", partition: 1, key: "poison-invalid-utf8", value: Buffer.concat([Buffer.from('{"WatchID": "'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')]) },
       { reason: "not_object", partition: 0, key: "poison-array", value: Buffer.from('[{"WatchID": 1}, 2, 3]') },
       { reason: "too_large", partition: 1, key: "poison-5mb", value: Buffer.from(`{"pad": "${"x".repeat(5 * 1024 * 1024 - 11)}"}`) },
+      // valid JSON, 300 KB, 50,000 levels deep: ClickHouse 18.16 dies skipping it (docs/loader.md)
+      { reason: "too_deep", partition: 0, key: "poison-deep", value: Buffer.from(`${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}`) },
     ];
+    const nodes = ctx.config.clickhouse.nodes.map((n) => `clickhouse-${n.name}`);
+    const nodePids = (): (number | undefined)[] => nodes.map((name) => ctx.supervisor.runningPid(name));
+    const nodesBefore = nodePids();
     assert.equal(poisons[3]?.value.length, 5 * 1024 * 1024);
     const producer: Producer = kafkaClient("loader-faults-poisons").producer({ allowAutoTopicCreation: false });
     await producer.connect();
@@ -154,7 +75,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     try {
       // the loader holds the day's first cycle before its INSERT: the poisons go in while the day is
       // read and not yet placed
-      const day = await playDay("poisons", poisons.length, "before_insert", async ({ pause }) => {
+      const day = await playDay(ctx.config, "poisons", poisons.length, "before_insert", async ({ pause }) => {
         heldAt = await pause.reached();
         for (const p of poisons) {
           const [meta] = await producer.send({ topic: HITS_TOPIC.name, acks: -1, messages: [{ partition: p.partition, key: p.key, value: p.value }] });
@@ -182,8 +103,9 @@ describe("the loader under faults during world_next_day (test stand)", () => {
       assert.deepEqual(await deadLettersIn(day.ranges), expected, "each poison is a dead letter exactly once, where the producer put it, with its reason and its raw bytes (capped)");
 
       assert.equal(loaderPid(ctx), pidBefore, "the same loader process counted them");
+      assert.deepEqual(nodePids(), nodesBefore, `no ClickHouse node died or was restarted (${nodes.join(", ")})`);
       const metricsAfter = await loaderMetricsText(ctx.config);
-      for (const reason of ["not_json", "invalid_utf8", "not_object", "too_large"]) {
+      for (const reason of ["not_json", "invalid_utf8", "not_object", "too_large", "too_deep"]) {
         const counted = metricValue(metricsAfter, "loader_dead_letters_total", { reason }) - metricValue(metricsBefore, "loader_dead_letters_total", { reason });
         assert.equal(counted, 1, `loader_dead_letters_total{reason="${reason}"} counted its poison once`);
       }
@@ -196,7 +118,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
     let held: OffsetSample | undefined;
     let lagWhileFrozen = Number.NaN;
-    await playDay(`SIGSTOP ${node}`, 0, "before_insert", async ({ pause, watch }) => {
+    await playDay(ctx.config, `SIGSTOP ${node}`, 0, "before_insert", async ({ pause, watch }) => {
       // the day's first cycle waits before its INSERT; the node freezes, then the cycle goes on into it
       await pause.reached();
       const pid = ctx.supervisor.runningPid(`clickhouse-${node}`);
@@ -226,7 +148,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
       let runId = "";
       // the day's first cycle waits after its INSERTs returned and before its commit: killed there,
       // the loader leaves rows in stg above the committed offset, which the next process must replay
-      const day = await playDay("SIGKILL loader", 0, "before_commit", async ({ pause, watch, runId: id }) => {
+      const day = await playDay(ctx.config, "SIGKILL loader", 0, "before_commit", async ({ pause, watch, runId: id }) => {
         runId = id;
         const held = await pause.reached();
         console.log(`loader held before its commit: ${held.detail ?? "?"}`);
@@ -269,7 +191,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     let sinkDownSeen = 0;
     let atStop: OffsetSample | undefined;
     let beforeStart: OffsetSample | undefined;
-    await playDay(`${node} killed`, 0, "before_insert", async ({ pause, watch }) => {
+    await playDay(ctx.config, `${node} killed`, 0, "before_insert", async ({ pause, watch }) => {
       // the day's first cycle waits before its INSERT; the node dies, then the cycle goes on into it
       await pause.reached();
       const stoppedAt = Date.now();
@@ -304,7 +226,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     let duringFreeze: OffsetSample | undefined;
     // frozen while its first cycle of the day waits before its commit: the rows are in stg, the
     // offsets not committed, and the broker drops the member while it sleeps
-    const day = await playDay("SIGSTOP loader", 0, "before_commit", async ({ pause, watch }) => {
+    const day = await playDay(ctx.config, "SIGSTOP loader", 0, "before_commit", async ({ pause, watch }) => {
       await pause.reached();
       process.kill(pid, "SIGSTOP");
       const frozenAt = Date.now();

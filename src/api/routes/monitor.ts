@@ -19,7 +19,7 @@ export function monitorRoutes({ runner, metricsRegistry }: ApiContext, openApiDo
         const health = await runner.health();
         const heartbeat = health.latestHeartbeat ? health.latestHeartbeat.toISOString() : null;
         res.json({
-          metadatabase: { status: health.metadatabase },
+          metadatabase: { status: health.metadatabase, ...(health.metadatabaseDetail === undefined ? {} : { detail: health.metadatabaseDetail }) },
           scheduler: { status: health.scheduler, latest_scheduler_heartbeat: heartbeat },
           // waiting triggers resume inside the engine's workers: the scheduler's heartbeat is theirs
           triggerer: { status: health.scheduler, latest_triggerer_heartbeat: heartbeat },
