@@ -8,7 +8,7 @@ WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	smoke check-clickhouse check-services config-test lint typecheck test generate-batch generate-live bench dq
+	smoke check-clickhouse check-services doctor config-test lint typecheck test generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -26,7 +26,7 @@ clean: ## stop everything and remove all stand state (.stand/)
 	-$(WORLD) runner stop
 	$(STAND) clean
 
-rebuild-storage: ## world_recreate through the REST API: drop and recreate the world (waits for a running world DAG to end)
+rebuild-storage: ## world_recreate through the REST API: drop and recreate the world (waits for a running world DAG to end); first brings the stand up and refuses in seconds, naming it, if a service cannot serve
 	$(WORLD) rebuild-storage
 
 stand-up: install ## only the infrastructure: Postgres, ZooKeeper, two ClickHouse nodes, Kafka, then the loader (idempotent)
@@ -44,8 +44,11 @@ runner-stop: ## stop the runner service
 smoke: ## services healthy, runner healthy, world DAGs loaded, world position readable
 	$(WORLD) smoke
 
-check-services: ## health of every stand service, the loader with the state its /health reports
+check-services: ## health of every stand service with its restarts and last exit (the keeper's records), the loader with its state or why it is degraded
 	$(STAND) status
+
+doctor: ## what is wrong (dead or crash-looping services, a degraded loader, the keeper, world_position -1, stuck runs) and the command for each
+	$(WORLD) doctor
 
 dq: ## dq_check through the REST API, waited for: the world's data-quality checks (results in dm.dq_summary_v); exit 1 when one is red
 	$(TSX) src/cli/main.ts trigger dq_check --wait

@@ -9,8 +9,45 @@ import type { StandConfig } from "../src/config/stand.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
+import { NonRetryableError } from "../src/runner/errors.ts";
+import { describeFindings, quietStandContext, safeStandFindings } from "../src/stand/diagnose.ts";
 
 const STEP = "waitForLoaderCommitted";
+/** A wait that has not moved for this long says why, from the stand's findings; then once a minute. */
+const STALL_MS = 60_000;
+
+/**
+ * Watches a wait's progress count: once it has not moved for a minute, logs what the stand says is
+ * wrong (services down or crash-looping, the loader's held rows and their codes), and fails the
+ * wait at once when a finding cannot clear by itself (a crash-looping service) instead of letting
+ * it spend its tries.
+ */
+export class StallWatch {
+  private lastDone = -1;
+  private movedAt = Date.now();
+  private saidAt = 0;
+
+  constructor(private readonly config: StandConfig | undefined) {}
+
+  async look(done: number, log: (line: string) => void, where: string): Promise<void> {
+    const now = Date.now();
+    if (done !== this.lastDone) {
+      this.lastDone = done;
+      this.movedAt = now;
+      return;
+    }
+    if (now - this.movedAt < STALL_MS || now - this.saidAt < STALL_MS) return;
+    this.saidAt = now;
+    const findings = await safeStandFindings(quietStandContext(this.config));
+    const stuck = `no progress for ${((now - this.movedAt) / 1000).toFixed(0)} s (${where})`;
+    log(`${stuck}; why: ${describeFindings(findings)}`);
+    const permanent = findings.filter((f) => f.permanent);
+    if (permanent.length > 0) {
+      // not retried: another try would wait on the same dead service
+      throw new NonRetryableError(`${STEP}: ${stuck}, and it cannot clear by itself: ${describeFindings(permanent)}. make doctor lists what is wrong and what to do.`);
+    }
+  }
+}
 
 /** The loader's status for a progress line; Postgres away (a restart) is said, not thrown: the wait is on Kafka. */
 async function loaderLine(config: StandConfig | undefined): Promise<string> {
@@ -43,11 +80,13 @@ export async function waitForLoaderCommitted(input: WaitForCommittedInput): Prom
   return withKafkaAdmin({ config: input.config }, "world-wait-committed", async (admin) => {
     const ends = input.ends ?? (await topicEndOffsets(admin, input.topic));
     let lastLog = started;
+    const stall = new StallWatch(input.config);
     for (;;) {
       throwIfAborted(input.signal, STEP);
       const progress = await groupProgress(admin, input.topic, input.group, ends);
       const seconds = (Date.now() - started) / 1000;
       if (progress.done >= progress.total) return { ...progress, seconds };
+      await stall.look(progress.done, input.log, `group ${input.group} at ${progress.done} of ${progress.total} messages of topic ${input.topic}`);
       if (Date.now() - lastLog >= 5000 || Date.now() - started >= input.timeoutMs) {
         lastLog = Date.now();
         const line = `group ${input.group} committed ${progress.done} of ${progress.total} messages of topic ${input.topic}; ${await loaderLine(input.config)}`;

@@ -77,8 +77,11 @@ export async function writeLoaderStatus(db: pg.Pool, status: Omit<LoaderStatus, 
 export function describeLoaderStatus(status: LoaderStatus | undefined): string {
   if (!status) return "the loader service has never reported (is it running? make check-services)";
   const age = `${(status.heartbeatAgeMs / 1000).toFixed(1)} s ago`;
-  const alive = status.heartbeatAgeMs <= HEARTBEAT_STALE_MS ? "" : " (stale: the service is not running; make up starts it)";
-  return `loader pid ${status.pid} ${status.state} at generation ${status.generation}${status.detail ? ` (${status.detail})` : ""}, last heard ${age}${alive}`;
+  if (status.heartbeatAgeMs > HEARTBEAT_STALE_MS) {
+    // a dead process's last row is not its state: say down, and give the last word as history
+    return `loader DOWN: no heartbeat for ${(status.heartbeatAgeMs / 1000).toFixed(0)} s (its last word, from pid ${status.pid}, was "${status.state}" at generation ${status.generation}); make check-services shows whether it runs, make up starts it`;
+  }
+  return `loader pid ${status.pid} ${status.state} at generation ${status.generation}${status.detail ? ` (${status.detail})` : ""}, last heard ${age}`;
 }
 
 export interface SetIngestInput extends TaskIo {

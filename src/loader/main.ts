@@ -19,6 +19,8 @@ import { LOADER_MIGRATIONS } from "./migrate.ts";
 const CONTROL_POLL_MS = 250;
 const HEARTBEAT_MS = 1000;
 const RETRY_AFTER_FAILURE_MS = 5000;
+/** Rows held longer than this make /health say "degraded" (a sink down says so at once). */
+const HELD_DEGRADED_MS = 30_000;
 
 const config = loadStandConfig();
 const logger = pino({ base: { service: "loader" } });
@@ -39,10 +41,16 @@ let detail = "";
 let shuttingDown = false;
 let failedAt = 0;
 
+/** What the status row says while consuming: what is wrong first (the world waits print it), then each topic. */
+function consumingDetail(): string {
+  const problems = world.problems(Date.now(), HELD_DEGRADED_MS);
+  return problems.length > 0 ? `DEGRADED: ${problems.join("; ")} | ${world.describe()}` : world.describe();
+}
+
 async function report(): Promise<void> {
   world.metrics.state.reset();
   world.metrics.state.set({ state }, 1);
-  await writeLoaderStatus(db, { state, generation, pid: process.pid, detail: state === "consuming" ? world.describe() : detail });
+  await writeLoaderStatus(db, { state, generation, pid: process.pid, detail: state === "consuming" ? consumingDetail() : detail });
 }
 
 async function reconcile(control: IngestControl): Promise<void> {
@@ -161,9 +169,12 @@ async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     return;
   }
   if (req.method === "GET" && req.url === "/health") {
-    const healthy = !shuttingDown && state !== "failed";
-    res.writeHead(healthy ? 200 : 503, { "content-type": "application/json" });
-    res.end(JSON.stringify({ status: healthy ? "healthy" : "unhealthy", state, generation, pid: process.pid, detail: state === "consuming" ? world.describe() : detail }));
+    const alive = !shuttingDown && state !== "failed";
+    // degraded: it runs, but its sink is down or rows are held (answered 200: restarting it would not help)
+    const problems = state === "consuming" ? world.problems(Date.now(), HELD_DEGRADED_MS) : [];
+    const status = !alive ? "unhealthy" : problems.length > 0 ? "degraded" : "healthy";
+    res.writeHead(alive ? 200 : 503, { "content-type": "application/json" });
+    res.end(JSON.stringify({ status, state, generation, pid: process.pid, problems, detail: state === "consuming" ? world.describe() : detail }));
     return;
   }
   if (req.url === "/fail-points" || req.url?.startsWith("/fail-points/") === true) {

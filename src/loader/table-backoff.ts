@@ -15,6 +15,8 @@ export interface TableBackoffState {
   lastDelayMs: number;
   /** Why its last flush was held. */
   heldBy: Rejection;
+  /** When its first held flush in a row was (ms since epoch): how long its rows have been held. */
+  since: number;
 }
 
 export class TableBackoffs {
@@ -27,9 +29,10 @@ export class TableBackoffs {
 
   /** A held flush of `table`: its next try waits for the next delay. */
   recordHeld(table: string, heldBy: Rejection, now: number): TableBackoffState {
-    const holds = (this.tables.get(table)?.holds ?? 0) + 1;
+    const before = this.tables.get(table);
+    const holds = (before?.holds ?? 0) + 1;
     const delay = backoffDelay(this.backoff, holds, this.random);
-    const state: TableBackoffState = { table, holds, retryAt: now + delay, lastDelayMs: delay, heldBy };
+    const state: TableBackoffState = { table, holds, retryAt: now + delay, lastDelayMs: delay, heldBy, since: before?.since ?? now };
     this.tables.set(table, state);
     return { ...state };
   }

@@ -262,6 +262,24 @@ export class WorldLoader {
     }
   }
 
+  /**
+   * Why this loader is degraded, one line each (none: it is not): a topic whose sink is down, and
+   * every table whose rows have been held longer than `heldAfterMs`, with the reason, the server's
+   * code and the start of its error text (which names the node).
+   */
+  problems(now: number, heldAfterMs: number): string[] {
+    return this.loaders.flatMap((l) => {
+      const s = l.status();
+      const held = s.heldTables
+        .filter((t) => s.sinkDown || now - t.since >= heldAfterMs)
+        .map((t) => {
+          const code = t.heldBy.code === undefined ? "" : ` (code ${t.heldBy.code})`;
+          return `${s.topic}: rows of ${t.table} held ${((now - t.since) / 1000).toFixed(0)} s, ${t.holds} tries, by ${t.heldBy.reason}${code}: ${t.heldBy.text.slice(0, 200)}`;
+        });
+      return [...(s.sinkDown ? [`${s.topic}: sink DOWN (every insert of the last cycles failed; ${s.heldRows} rows held, none lost)`] : []), ...held];
+    });
+  }
+
   /** One line per topic: rows buffered and held, sink state, the last cycle error. */
   describe(): string {
     return this.loaders.map((l) => l.describe()).join("; ");

@@ -32,6 +32,8 @@ export interface LoaderOptions {
 export interface LoaderHealth {
   /** The loader's own word for what it does: stopped, consuming, … */
   state: string;
+  /** Why it is degraded (its sink down, rows held): empty when healthy. */
+  problems: string[];
 }
 
 export function loaderPaths(ctx: StandContext): NodeServicePaths {
@@ -46,7 +48,7 @@ export function loaderHealthUrl(config: StandConfig): string {
 export async function loaderHealth(config: StandConfig, timeoutMs = 2000): Promise<LoaderHealth> {
   const response = await fetch(loaderHealthUrl(config), { signal: AbortSignal.timeout(timeoutMs) });
   const text = await response.text();
-  let body: { status?: unknown; state?: unknown; detail?: unknown; reason?: unknown } = {};
+  let body: { status?: unknown; state?: unknown; detail?: unknown; reason?: unknown; problems?: unknown } = {};
   try {
     body = JSON.parse(text) as typeof body;
   } catch {
@@ -54,10 +56,12 @@ export async function loaderHealth(config: StandConfig, timeoutMs = 2000): Promi
   }
   const state = typeof body.state === "string" ? body.state : "?";
   const reason = [body.reason, body.detail].find((r): r is string => typeof r === "string" && r !== "") ?? text.slice(0, 200);
-  if (!response.ok || body.status !== "healthy") {
+  // degraded is running: it holds its rows while its sink is down (the status line says why)
+  if (!response.ok || (body.status !== "healthy" && body.status !== "degraded")) {
     throw new Error(`health answered ${response.status}, status ${String(body.status)}, state ${state}: ${reason}`);
   }
-  return { state };
+  const problems = Array.isArray(body.problems) ? body.problems.filter((p): p is string => typeof p === "string") : [];
+  return { state, problems };
 }
 
 export function loaderSpec(ctx: StandContext, options: LoaderOptions): NodeServiceSpec {
@@ -91,8 +95,9 @@ export function stopLoader(ctx: StandContext, options: LoaderOptions = {}): Prom
 
 /** One line of `stand status`: pid, port and the state its /health reports. */
 export function loaderStatus(ctx: StandContext, options: LoaderOptions = {}): Promise<ServiceStatus> {
-  return probedStatus(LOADER_SERVICE, ctx.config.loader.port, loaderPid(ctx, options), async () => ({
-    healthy: true,
-    note: `state ${(await loaderHealth(ctx.config)).state}`,
-  }));
+  return probedStatus(LOADER_SERVICE, ctx.config.loader.port, loaderPid(ctx, options), async () => {
+    const health = await loaderHealth(ctx.config);
+    if (health.problems.length === 0) return { healthy: true, note: `state ${health.state}` };
+    return { healthy: false, note: `state ${health.state}, DEGRADED: ${health.problems.join("; ")}` };
+  });
 }

@@ -3,7 +3,9 @@
 //                    world_initialize through the REST API, waited for; a red run fails loudly with
 //                    the task and its error
 //   down             the runner, then the stand (the loader first)
-//   rebuild-storage  world_recreate through the REST API, waited for
+//   rebuild-storage  the stand brought up, refused at once if a service still cannot serve; then
+//                    world_recreate through the REST API, waited for
+//   doctor           what is wrong (src/world-ops/doctor.ts) and the command for each
 //   runner start|stop  only the runner service
 //   smoke            services healthy, runner healthy, world DAGs loaded, world position readable
 //   check-clickhouse cluster layout and per-layer counts against the passport (src/world-ops/checks.ts)
@@ -22,6 +24,7 @@ import { loadExpectations, runClickHouseChecks } from "./checks.ts";
 import { ensureRunner, RUNNER_SERVICE, runnerHealthy, stopRunner } from "../stand/runner-service.ts";
 import { standContext, standDown, standStatus, standUp } from "../stand/stand.ts";
 import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./report.ts";
+import { doctorFindings, rebuildRefusal } from "./doctor.ts";
 import { errorMessage } from "../errors.ts";
 
 const print = (line: string) => console.log(line);
@@ -41,11 +44,29 @@ async function up(): Promise<number> {
 }
 
 async function rebuildStorage(): Promise<number> {
-  await ensureRunner(standContext());
+  const started = Date.now();
+  const ctx = standContext();
+  const refusal = await rebuildRefusal(ctx);
+  if (refusal !== undefined) {
+    console.error(`rebuild-storage: refused after ${((Date.now() - started) / 1000).toFixed(1)} s, before touching anything:\n${refusal}`);
+    return 1;
+  }
+  await ensureRunner(ctx);
   print("rebuild-storage: pause world_live and let step DAGs finish first; this destroys the world and creates it again");
   if (!(await runWorldDag("world_recreate", "rebuild_storage", print))) return 1;
   print(await renderWorldSummary(apiClient()));
   return 0;
+}
+
+async function doctor(): Promise<number> {
+  const findings = await doctorFindings(standContext());
+  if (findings.length === 0) {
+    print("doctor: nothing wrong found (services serve, the keeper is current, the loader holds nothing, the world is whole, no run is stuck)");
+    return 0;
+  }
+  for (const f of findings) print(`${f.permanent ? "STUCK" : "WRONG"} ${f.subject}: ${f.problem}\n      fix: ${f.fix}`);
+  print(`doctor: ${findings.length} problem(s)`);
+  return 1;
 }
 
 async function down(): Promise<number> {
@@ -125,6 +146,7 @@ const program = new Command().name("up").description("the world's make targets: 
 program.command("up").description("stand, runner, world_initialize (waited for), summary").action(exitWith(up));
 program.command("down").description("stop the runner, then the stand (the loader first)").action(exitWith(down));
 program.command("rebuild-storage").description("world_recreate (waited for), summary").action(exitWith(rebuildStorage));
+program.command("doctor").description("what is wrong (services, keeper, loader, world position, stuck runs) and the command for each; exit 1 when anything is").action(exitWith(doctor));
 program.command("smoke").description("services, runner, DAGs, world position").action(exitWith(smoke));
 program.command("check-clickhouse").description("cluster layout and per-layer counts against the passport; exit 1 on a red check").action(exitWith(checkClickHouse));
 program.command("summary").description("world position, rows per layer, schema drift").action(exitWith(async () => (print(await renderWorldSummary(apiClient())), 0)));

@@ -13,7 +13,7 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Producer } from "kafkajs";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
-import { ensureLoader, loaderPid } from "../../src/stand/loader-service.ts";
+import { ensureLoader, loaderHealth, loaderPid } from "../../src/stand/loader-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
 import {
@@ -189,6 +189,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     const failuresBefore = metricValue(await loaderMetricsText(ctx.config), "loader_insert_failures_total");
     let failuresDuring = Number.NaN;
     let sinkDownSeen = 0;
+    let degradedSaid = "";
     let atStop: OffsetSample | undefined;
     let beforeStart: OffsetSample | undefined;
     await playDay(ctx.config, `${node} killed`, 0, "before_insert", async ({ pause, watch }) => {
@@ -205,6 +206,8 @@ describe("the loader under faults during world_next_day (test stand)", () => {
           const text = await loaderMetricsText(ctx.config);
           failuresDuring = metricValue(text, "loader_insert_failures_total");
           sinkDownSeen = Math.max(sinkDownSeen, metricValue(text, "loader_sink_down"));
+          const health = await loaderHealth(ctx.config);
+          if (health.problems.length > 0) degradedSaid = health.problems.join("; ");
         }
         beforeStart = watch.latest();
       } finally {
@@ -216,6 +219,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     assert.ok(atStop !== undefined && beforeStart !== undefined);
     assert.ok(total(beforeStart.committed) < total(beforeStart.ends), `commits were held while ${node} was down: committed ${show(beforeStart.committed)} of ${show(beforeStart.ends)}`);
     assert.equal(loaderPid(ctx), pid, "the same loader process carried on");
+    assert.match(degradedSaid, /sink DOWN|held/, `the loader's /health said degraded while ${node} was down, naming why (it said: ${degradedSaid || "nothing"})`);
   });
 
   it("the loader frozen (SIGSTOP) past its session timeout mid-batch, then resumed: the same process rejoins and the day lands once", async () => {
