@@ -12,7 +12,8 @@ import { connectClickHouse } from "../src/clickhouse/client.ts";
 import { ensureConsuming } from "../src/loader/control.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
 import { readOdsValidHitsPerDate } from "../src/world/ods-facts.ts";
-import { sleepUnlessAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { rideOutTransient, sleepUnlessAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { classifyFault } from "../src/world/faults.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 import { readOdsCounts } from "./wait-for-ods.ts";
 
@@ -36,7 +37,14 @@ export function playedDay(seed: number, day: number): PlayedDay {
 }
 
 export async function waitForHitsConsumed(io: TaskIo, days: readonly PlayedDay[], timeoutMs = 600_000, requestedBy = "a step DAG"): Promise<void> {
-  await ensureConsuming({ ...io, requestedBy });
+  // Postgres restarting under the control row is ridden out, not a lost try
+  await rideOutTransient("asking the loader to consume", () => ensureConsuming({ ...io, requestedBy }), {
+    signal: io.signal,
+    step: STEP,
+    log: io.log,
+    deadline: Date.now() + 120_000,
+    transient: (err) => classifyFault(err) !== "permanent", // "Connection terminated unexpectedly" carries no code
+  });
   const placed = await waitForLoaderCommitted({ ...io, topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs });
   io.log(`${HITS_CONSUMER_GROUP} placed all ${placed.total} messages of ${HITS_TOPIC.name} after ${placed.seconds.toFixed(1)} s`);
   const dates = days.map((d) => d.date);

@@ -6,7 +6,8 @@
 import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByPartition } from "../src/loader/group-progress.ts";
 import { controlPool, describeLoaderStatus, readLoaderStatus } from "../src/loader/control.ts";
 import type { StandConfig } from "../src/config/stand.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { rideOutTransient, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { classifyFault } from "../src/world/faults.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
 import { NonRetryableError } from "../src/runner/errors.ts";
@@ -83,7 +84,13 @@ export async function waitForLoaderCommitted(input: WaitForCommittedInput): Prom
     const stall = new StallWatch(input.config);
     for (;;) {
       throwIfAborted(input.signal, STEP);
-      const progress = await groupProgress(admin, input.topic, input.group, ends);
+      const progress = await rideOutTransient("reading the group's offsets", () => groupProgress(admin, input.topic, input.group, ends), {
+        signal: input.signal,
+        step: STEP,
+        log: input.log,
+        deadline: started + input.timeoutMs,
+        transient: (err) => classifyFault(err) !== "permanent",
+      });
       const seconds = (Date.now() - started) / 1000;
       if (progress.done >= progress.total) return { ...progress, seconds };
       await stall.look(progress.done, input.log, `group ${input.group} at ${progress.done} of ${progress.total} messages of topic ${input.topic}`);

@@ -49,3 +49,37 @@ export async function sleepUnlessAborted(ms: number, signal: AbortSignal, step: 
   });
   throwIfAborted(signal, step);
 }
+
+export interface RideOut {
+  signal: AbortSignal;
+  step: string;
+  log: (line: string) => void;
+  /** Give up (rethrow the fault) past this time, ms since epoch. */
+  deadline: number;
+  /** Is this fault one a restart of the service outlives? (src/world/faults.ts's classifyFault) */
+  transient: (err: unknown) => boolean;
+}
+
+/**
+ * Runs `work`, and while it fails with a transient fault (a service restarting: Postgres, Kafka,
+ * ClickHouse) tries again every second until the deadline, saying so every 5 s, instead of letting
+ * the fault cost the task one of its tries. A wait that spans a restart rides it out this way; a
+ * permanent fault, or a transient one past the deadline, is thrown.
+ */
+export async function rideOutTransient<T>(what: string, work: () => Promise<T>, ride: RideOut): Promise<T> {
+  const started = Date.now();
+  let saidAt = 0;
+  for (;;) {
+    throwIfAborted(ride.signal, ride.step);
+    try {
+      return await work();
+    } catch (err) {
+      if (!ride.transient(err) || Date.now() >= ride.deadline) throw err;
+      if (Date.now() - saidAt >= 5000) {
+        saidAt = Date.now();
+        ride.log(`${what}: ${describeReason(err)}; a transient fault (a service restarting?), trying again every second (${((Date.now() - started) / 1000).toFixed(0)} s so far)`);
+      }
+    }
+    await sleepUnlessAborted(1000, ride.signal, ride.step);
+  }
+}
