@@ -11,7 +11,7 @@ import { classifyFault } from "../src/world/faults.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
 import { NonRetryableError } from "../src/runner/errors.ts";
-import { describeFindings, quietStandContext, safeStandFindings } from "../src/stand/diagnose.ts";
+import { describeFindings, quietStandContext, safeStandFindings, type Finding } from "../src/stand/diagnose.ts";
 
 const STEP = "waitForLoaderCommitted";
 /** A wait that has not moved for this long says why, from the stand's findings; then once a minute. */
@@ -23,15 +23,27 @@ const STALL_MS = 60_000;
  * wait at once when a finding cannot clear by itself (a crash-looping service) instead of letting
  * it spend its tries.
  */
+export interface StallWatchDeps {
+  now?: () => number;
+  /** What is wrong with the stand now (default: src/stand/diagnose.ts on the config's stand). */
+  findings?: () => Promise<Finding[]>;
+}
+
 export class StallWatch {
   private lastDone = -1;
-  private movedAt = Date.now();
+  private movedAt: number;
   private saidAt = 0;
+  private readonly now: () => number;
+  private readonly findings: () => Promise<Finding[]>;
 
-  constructor(private readonly config: StandConfig | undefined) {}
+  constructor(config: StandConfig | undefined, deps: StallWatchDeps = {}) {
+    this.now = deps.now ?? Date.now;
+    this.findings = deps.findings ?? (() => safeStandFindings(quietStandContext(config)));
+    this.movedAt = this.now();
+  }
 
   async look(done: number, log: (line: string) => void, where: string): Promise<void> {
-    const now = Date.now();
+    const now = this.now();
     if (done !== this.lastDone) {
       this.lastDone = done;
       this.movedAt = now;
@@ -39,7 +51,7 @@ export class StallWatch {
     }
     if (now - this.movedAt < STALL_MS || now - this.saidAt < STALL_MS) return;
     this.saidAt = now;
-    const findings = await safeStandFindings(quietStandContext(this.config));
+    const findings = await this.findings();
     const stuck = `no progress for ${((now - this.movedAt) / 1000).toFixed(0)} s (${where})`;
     log(`${stuck}; why: ${describeFindings(findings)}`);
     const permanent = findings.filter((f) => f.permanent);
