@@ -7,7 +7,9 @@ import { ApiProblem } from "../api/problem.ts";
 import type { SchemaStatusResponse } from "../api/schemas.ts";
 import { VariableNotFoundError } from "../runner/errors.ts";
 import type { RunnerService } from "../runner/service.ts";
-import { sharedWorldSources } from "../web/pages/world-view.ts";
+import { sharedWorldSources, type ServiceView } from "../web/pages/world-view.ts";
+import { quietStandContext } from "../stand/diagnose.ts";
+import { standStatus } from "../stand/stand.ts";
 import { createWebRouter } from "../web/router.ts";
 import { worldApiRoutes } from "../web/world-api.ts";
 import { kafkaOffsetsReader } from "../web/kafka-lag.ts";
@@ -51,6 +53,19 @@ function schemaStatusSource(options: StandAppOptions): () => Promise<SchemaStatu
   };
 }
 
+/** The stand's services as `make check-services` sees them, with the keeper's records. */
+async function standServiceViews(): Promise<ServiceView[]> {
+  const { services } = await standStatus(quietStandContext());
+  return services.map((s) => ({
+    name: s.name,
+    healthy: s.healthy,
+    detail: s.detail,
+    state: s.kept?.state ?? null,
+    restarts: s.kept?.restarts ?? null,
+    lastExit: s.kept?.lastExit ? `${s.kept.lastExit.how} at ${s.kept.lastExit.at}` : null,
+  }));
+}
+
 /** How long the World page's sources keep an answer (a refresh reads its JSON twin, then its HTML). */
 const WORLD_SOURCES_TTL_MS = 1000;
 
@@ -59,7 +74,7 @@ export function createStandApp(options: StandAppOptions): RunnerApp {
   const schemaStatus = schemaStatusSource(options);
   const kafka = kafkaOffsetsReader();
   options.shutdownSignal?.addEventListener("abort", () => void kafka.close(), { once: true });
-  const world = sharedWorldSources({ numbers: (days) => readWorldNumbers({ days }), kafka: kafka.read, schema: schemaStatus }, WORLD_SOURCES_TTL_MS);
+  const world = sharedWorldSources({ numbers: (days) => readWorldNumbers({ days }), kafka: kafka.read, schema: schemaStatus, services: standServiceViews }, WORLD_SOURCES_TTL_MS);
   const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus, world });
   return createApp({ ...options, schemaStatus, routers: [web], routes: worldApiRoutes(options.runner, world) });
 }

@@ -74,6 +74,20 @@ export const worldSummaryResponse = z.object({
     ),
   ),
   schema: partOf(z.object({ status: z.string(), drift: z.boolean(), note: z.string().nullable(), summary: z.record(z.string(), z.number()) })).nullable(),
+  services: partOf(
+    z.array(
+      z.object({
+        name: z.string(),
+        healthy: z.boolean(),
+        detail: z.string().describe("what make check-services says: pid, state, why it is not healthy (degraded, crash-looping)"),
+        state: z.string().nullable().describe("the keeper's state: up, starting, not-serving, restarting, waiting, crash-looping, stopped"),
+        restarts: z.number().int().nullable().describe("starts by the keeper"),
+        lastExit: z.string().nullable(),
+      }),
+    ),
+  )
+    .nullable()
+    .describe("the stand's services with the keeper's records (null: not the local-process stand)"),
 });
 
 /** Compiles only while the view model fits the documented schema. */

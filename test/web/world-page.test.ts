@@ -4,6 +4,7 @@
 // itself while the run is active and ends on the new position), and with a DQ check red (a
 // corrupted dm.daily_revenue row, as test/dq/dq-dag.test.ts does: the page names the check and the
 // failing day and keys), then green again once the row is put back. Holds the world lock.
+import { standContext, standStatus } from "../../src/stand/stand.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Page } from "playwright-core";
@@ -113,6 +114,10 @@ async function expectPageEqualsSources(): Promise<void> {
   const checks = await withClickHouse((ch) => ch.query<{ check_name: string; fails: string }>("SELECT check_name, toString(countIf(status != 'pass')) AS fails FROM dm.dq_summary_v GROUP BY check_name ORDER BY check_name"));
   const shownChecks = await page.locator("#dq-latest tbody tr").evaluateAll((trs) => trs.map((tr) => [tr.getAttribute("data-check"), tr.getAttribute("data-status")]));
   assert.deepEqual(shownChecks, checks.map((c) => [c.check_name, Number(c.fails) > 0 ? "fail" : "pass"]));
+
+  const { services } = await standStatus(standContext(() => undefined));
+  const shownServices = await page.locator("#stand-services tbody tr").evaluateAll((trs) => trs.map((tr) => [tr.getAttribute("data-service"), tr.getAttribute("data-healthy")]));
+  assert.deepEqual(shownServices, services.map((s) => [s.name, String(s.healthy)]), "the stand's services as make check-services sees them");
 
   const kafka = await withKafkaAdmin({}, "world-page-test", async (admin) =>
     Promise.all(WORLD_TOPICS.map(async (t) => ({ topic: t.name, offsets: await admin.fetchTopicOffsets(t.name) }))),

@@ -9,7 +9,7 @@ import { html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { formatTime, renderPage } from "../layout.ts";
 import { chartLegend, stackedBarChart } from "../svg-chart.ts";
-import { WORLD_DAYS_DEFAULT, type Part, type PositionChangeView, type WorldSchemaView, type WorldView } from "./world-view.ts";
+import { WORLD_DAYS_DEFAULT, type Part, type PositionChangeView, type ServiceView, type WorldSchemaView, type WorldView } from "./world-view.ts";
 
 export const WORLD_API_PATH = "/api/v2/world/summary";
 const DQ_DAG = "dq_check";
@@ -117,6 +117,15 @@ function renderKafka(partitions: readonly PartitionOffsets[]): SafeHtml {
   return html`<table id="kafka-offsets"><thead><tr><th>topic</th><th class="num">partition</th><th class="num">end offset</th><th>group</th><th class="num">committed</th><th class="num">lag</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+function renderServices(services: readonly ServiceView[]): SafeHtml {
+  const rows = services.map(
+    (s) => html`<tr data-service="${s.name}" data-healthy="${String(s.healthy)}" data-state="${s.state ?? ""}"><td>${s.name}</td>
+<td><span class="badge ${s.healthy ? "state-success" : "state-failed"}">${s.healthy ? "ok" : "FAIL"}</span></td><td>${s.state ?? html`<span class="muted">–</span>`}</td>
+<td class="num" data-restarts>${s.restarts ?? "–"}</td><td>${s.detail}</td><td class="muted">${s.lastExit ?? "–"}</td></tr>`,
+  );
+  return html`<table id="stand-services"><thead><tr><th>service</th><th>health</th><th>keeper</th><th class="num">restarts</th><th>detail</th><th>last exit</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 function renderSchema(schema: WorldSchemaView): SafeHtml {
   const cls = schema.status === "in_sync" ? "state-success" : schema.status === "drift" ? "state-failed" : "state-queued";
   return html`<p id="schema-summary"><span class="badge ${cls}" data-schema-status="${schema.status}">${schema.status.replaceAll("_", " ")}</span>
@@ -138,6 +147,7 @@ ${partOr("position", view.position, (p) => html`<p><span class="position-value" 
 <section id="world-dq"><h2>Data quality</h2>${partOr("ClickHouse dq", view.dq, renderDq)}</section>
 <section id="world-classes"><h2>purchase_vs_orders classes per order day</h2>${partOr("ClickHouse classes", view.classes, (d) => seriesChart("classes", d, true))}</section>
 <section id="world-kafka"><h2>Kafka offsets and lag</h2>${partOr("Kafka", view.kafka, renderKafka)}</section>
+<section id="world-services"><h2>Stand services</h2>${view.services === null ? html`<p class="muted">not the local-process stand: no services wired in</p>` : partOr("services", view.services, renderServices)}</section>
 <section id="world-schema"><h2>Schema</h2>${view.schema === null ? html`<p class="muted">no schema status wired in</p>` : partOr("schema", view.schema, renderSchema)}</section>
 </div>`;
 }

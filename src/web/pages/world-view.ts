@@ -24,6 +24,8 @@ export interface WorldSources {
   numbers: (days: number) => Promise<WorldNumbers>;
   kafka: () => Promise<PartitionOffsets[]>;
   schema?: SchemaStatusSource;
+  /** The stand's services as check-services sees them (the local-process stand; absent elsewhere). */
+  services?: () => Promise<ServiceView[]>;
   /** Longest wait for ClickHouse or Kafka before the part is shown as not answering. */
   timeoutMs?: number;
 }
@@ -64,6 +66,19 @@ export interface WorldView {
   kafka: Part<PartitionOffsets[]>;
   /** null: this server has no world wired in. */
   schema: Part<WorldSchemaView> | null;
+  /** null: no stand services wired in (the runner is not the local stand's). */
+  services: Part<ServiceView[]> | null;
+}
+
+/** One stand service on the World page: its health, and the keeper's record of it. */
+export interface ServiceView {
+  name: string;
+  healthy: boolean;
+  detail: string;
+  /** The keeper's state (up, restarting, crash-looping, stopped, …), null when no keeper looked at it. */
+  state: string | null;
+  restarts: number | null;
+  lastExit: string | null;
 }
 
 const schemaShape = z.looseObject({
@@ -98,6 +113,7 @@ export function sharedWorldSources(sources: WorldSources, ttlMs: number): WorldS
     numbers: memo(sources.numbers),
     kafka: memo(sources.kafka),
     schema: sources.schema ? memo(sources.schema) : undefined,
+    services: sources.services ? memo(sources.services) : undefined,
   };
 }
 
@@ -169,12 +185,14 @@ export async function buildWorldView(runner: RunnerService, sources: WorldSource
       )
     : Promise.resolve(allFailed(notWired("ClickHouse")));
   const schemaSource = sources?.schema;
-  const [activeRuns, position, numbers, kafka, schema] = await Promise.all([
+  const servicesSource = sources?.services;
+  const [activeRuns, position, numbers, kafka, schema, services] = await Promise.all([
     activeWorldRuns(runner),
     part(() => readPosition(runner)),
     numbersPromise,
     sources ? part(() => withTimeout(sources.kafka(), timeoutMs, "Kafka")) : Promise.resolve(notWired("Kafka")),
     schemaSource ? part(() => readSchema(schemaSource)) : Promise.resolve(null),
+    servicesSource ? part(() => withTimeout(servicesSource(), timeoutMs, "the stand's services")) : Promise.resolve(null),
   ]);
   return {
     generatedAt: new Date().toISOString(),
@@ -185,5 +203,6 @@ export async function buildWorldView(runner: RunnerService, sources: WorldSource
     ...numbers,
     kafka,
     schema,
+    services,
   };
 }
