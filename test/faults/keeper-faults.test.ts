@@ -1,6 +1,7 @@
 // The keeper (src/stand/keeper.ts) against real processes on the test stand, where `stand up` does
 // not start it (keeper.autostart: false) and this file does: each fault is made for real and no
 // command is typed until the outcome is asserted.
+// - a frozen ZooKeeper past its start-up time: `stand up` alone stops it and starts it again.
 // - Postgres left in a smart shutdown (SIGTERM with a client connected): alive, serving nobody;
 //   the keeper stops it and starts it again after hung_after.
 // - kill -9 of every service in turn while world_next_day streams a day in: each is back, counted
@@ -104,6 +105,33 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
       await ensureLoader(ctx);
       await waitForLoaderConsuming(ctx.config);
     },
+  });
+
+  it("make stand-up alone takes a frozen ZooKeeper (SIGSTOP, past its start-up time) as down: stops it and starts it again", async (t) => {
+    const record = ctx.supervisor.readPid("zookeeper");
+    assert.ok(record, "zookeeper runs");
+    const ageMs = Date.now() - Date.parse(record.startedAt);
+    if (ageMs < ctx.config.health_timeout_seconds * 1000) {
+      // a young process that does not answer may still be starting: stand up waits for it instead
+      t.skip(`zookeeper started ${(ageMs / 1000).toFixed(0)} s ago, within its start-up time (${ctx.config.health_timeout_seconds} s)`);
+      return;
+    }
+    await stopKeeper(ctx); // stand up alone, as a user types it
+    process.kill(record.pid, "SIGSTOP");
+    try {
+      const { code, out } = await cli("src/stand/cli.ts", "up");
+      assert.equal(code, 0, out);
+      assert.match(out, new RegExp(`zookeeper: pid ${record.pid} is alive but does not serve`), out);
+      const now = ctx.supervisor.readPid("zookeeper");
+      assert.ok(now && now.pid !== record.pid, "a new zookeeper runs");
+    } finally {
+      try {
+        process.kill(record.pid, "SIGCONT"); // if it still exists at all
+      } catch {
+        // gone: stopped by stand up, as it should be
+      }
+      await ensureKeeper(ctx);
+    }
   });
 
   it("Postgres left in a smart shutdown (SIGTERM, a client connected) refuses every new client; the keeper stops it and starts it again", async () => {
