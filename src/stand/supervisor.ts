@@ -296,6 +296,20 @@ async function waitForExit(record: PidRecord, timeoutMs: number): Promise<boolea
 }
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */
+/**
+ * True once nothing accepts on the port, waiting up to `timeoutMs`: a server killed a moment ago
+ * (its pid file already gone) can keep its socket for a little while its threads are torn down.
+ * A port still open after that is someone else's.
+ */
+export async function portFreed(port: number, timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!(await isPortOpen(port))) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(100);
+  }
+}
+
 export function isPortOpen(port: number, host = "127.0.0.1", timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host });
