@@ -13,7 +13,6 @@ import { ensureConsuming } from "../src/loader/control.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
 import { readOdsValidHitsPerDate } from "../src/world/ods-facts.ts";
 import { rideOutTransient, sleepUnlessAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
-import { classifyFault } from "../src/world/faults.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 import { readOdsCounts } from "./wait-for-ods.ts";
 
@@ -43,7 +42,6 @@ export async function waitForHitsConsumed(io: TaskIo, days: readonly PlayedDay[]
     step: STEP,
     log: io.log,
     deadline: Date.now() + 120_000,
-    transient: (err) => classifyFault(err) !== "permanent", // "Connection terminated unexpectedly" carries no code
   });
   const placed = await waitForLoaderCommitted({ ...io, topic: HITS_TOPIC.name, group: HITS_CONSUMER_GROUP, timeoutMs });
   io.log(`${HITS_CONSUMER_GROUP} placed all ${placed.total} messages of ${HITS_TOPIC.name} after ${placed.seconds.toFixed(1)} s`);

@@ -7,7 +7,6 @@ import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByParti
 import { controlPool, describeLoaderStatus, readLoaderStatus } from "../src/loader/control.ts";
 import type { StandConfig } from "../src/config/stand.ts";
 import { rideOutTransient, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
-import { classifyFault } from "../src/world/faults.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
 import { NonRetryableError } from "../src/runner/errors.ts";
@@ -101,7 +100,6 @@ export async function waitForLoaderCommitted(input: WaitForCommittedInput): Prom
         step: STEP,
         log: input.log,
         deadline: started + input.timeoutMs,
-        transient: (err) => classifyFault(err) !== "permanent",
       });
       const seconds = (Date.now() - started) / 1000;
       if (progress.done >= progress.total) return { ...progress, seconds };

@@ -10,6 +10,7 @@ import type { RunnerService } from "../runner/service.ts";
 import { sharedWorldSources, type ServiceView } from "../web/pages/world-view.ts";
 import { quietStandContext } from "../stand/diagnose.ts";
 import { standStatus } from "../stand/stand.ts";
+import { describeLastExit } from "../stand/keeper.ts";
 import { createWebRouter } from "../web/router.ts";
 import { worldApiRoutes } from "../web/world-api.ts";
 import { kafkaOffsetsReader } from "../web/kafka-lag.ts";
@@ -62,7 +63,7 @@ async function standServiceViews(): Promise<ServiceView[]> {
     detail: s.detail,
     state: s.kept?.state ?? null,
     restarts: s.kept?.restarts ?? null,
-    lastExit: s.kept?.lastExit ? `${s.kept.lastExit.how} at ${s.kept.lastExit.at}` : null,
+    lastExit: describeLastExit(s.kept?.lastExit),
   }));
 }
 

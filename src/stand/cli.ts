@@ -2,6 +2,7 @@
 // The Makefile targets stand-up, stand-down, check-services and clean call this.
 import { Command } from "commander";
 import { loadStandConfig } from "../config/stand.ts";
+import { describeLastExit } from "./keeper.ts";
 import { standClean, standContext, standDown, standStatus, standUp } from "./stand.ts";
 import { errorMessage } from "../errors.ts";
 
@@ -35,7 +36,7 @@ program
     const { services, keeper } = await standStatus(standContext()).catch(fail);
     for (const s of services) {
       const restarts = s.kept ? String(s.kept.restarts) : "-";
-      const lastExit = s.kept?.lastExit ? `${s.kept.lastExit.how} at ${s.kept.lastExit.at}` : "-";
+      const lastExit = describeLastExit(s.kept?.lastExit) ?? "-";
       console.log(`${s.healthy ? "ok  " : "FAIL"} ${s.name.padEnd(16)} port ${String(s.port).padEnd(6)} restarts ${restarts.padEnd(3)} ${s.detail}; last exit: ${lastExit}`);
     }
     console.log(keeper.note);

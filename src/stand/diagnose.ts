@@ -66,10 +66,10 @@ export async function standFindings(ctx: StandContext): Promise<Finding[]> {
   return findings;
 }
 
-/** One line for a log: every finding, or that none was found. */
-export function describeFindings(findings: readonly Finding[]): string {
+/** Every finding with its fix, joined by `separator` (one log line by default), or that none was found. */
+export function describeFindings(findings: readonly Finding[], separator = "; "): string {
   if (findings.length === 0) return "no stand service reports a problem";
-  return findings.map((f) => `${f.subject}: ${f.problem} → ${f.fix}`).join("; ");
+  return findings.map((f) => `${f.subject}: ${f.problem} → ${f.fix}`).join(separator);
 }
 
 /** standFindings, never throwing: a diagnosis that fails says so instead. */

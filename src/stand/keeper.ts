@@ -93,6 +93,11 @@ export function restartDelayMs(quickDeaths: number, maxBackoffMs: number): numbe
   return Math.min(maxBackoffMs, 1000 * 2 ** Math.max(0, quickDeaths - 1));
 }
 
+/** A last exit in one line, as check-services and the World page show it. */
+export function describeLastExit(lastExit: LastExit | null | undefined): string | null {
+  return lastExit ? `${lastExit.how} at ${lastExit.at}` : null;
+}
+
 export function describeExit(exit: ExitInfo): string {
   return exit.signal !== null ? `killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
 }

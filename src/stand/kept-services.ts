@@ -16,10 +16,6 @@ function tails(files: string[], lines: number): string[] {
 
 /** The parts every kept service shares: its pid file and want file, its start lock. */
 function keptVia(supervisor: Supervisor, name: string, logFiles: string[], needs: string[], parts: Pick<KeptService, "serves"> & { launch: KeptService["start"]; stop: () => Promise<unknown> }): KeptService {
-  const live = (): boolean => {
-    const record = supervisor.readPid(name);
-    return record !== undefined && isProcessOurs(record);
-  };
   return {
     name,
     logFiles,
@@ -33,7 +29,7 @@ function keptVia(supervisor: Supervisor, name: string, logFiles: string[], needs
     start: (onExit) =>
       supervisor.withStartLock(name, async () => {
         // looked at again under the lock: `make down` or `make up` may have acted since the tick began
-        if (supervisor.readWant(name)?.want !== "up" || live()) return undefined;
+        if (supervisor.readWant(name)?.want !== "up" || supervisor.runningPid(name) !== undefined) return undefined;
         return parts.launch(onExit);
       }),
     stopHung: async () => {

@@ -10,7 +10,7 @@ import path from "node:path";
 import { repoRoot, standConfigPath } from "../config/stand.ts";
 import { waitForHealthy } from "./health.ts";
 import { PortTakenError, withStartFailPoint, type LaunchOptions, type StandContext } from "./service.ts";
-import { portFreed, Supervisor, type StartSpec, type StopOptions } from "./supervisor.ts";
+import { Supervisor, type StartSpec, type StopOptions } from "./supervisor.ts";
 
 /** What the code fingerprint covers, relative to the repository; the stand config in force is always added. */
 export interface FingerprintInputs {
@@ -91,8 +91,7 @@ export function nodeServicePid(ctx: StandContext, spec: NodeServiceSpec): number
 
 /** Launches the process; the caller holds its start lock and knows it is not running. */
 export async function launchNodeService(ctx: StandContext, spec: NodeServiceSpec, options: LaunchOptions = {}): Promise<number> {
-  await supervisorOf(ctx, spec).settle(spec.name, spec.port); // a process killed a moment ago may still hold the port
-  if (!(await portFreed(spec.port))) throw new PortTakenError(spec.name, spec.port);
+  if (!(await supervisorOf(ctx, spec).settle(spec.name, spec.port))) throw new PortTakenError(spec.name, spec.port);
   const paths = nodeServicePaths(ctx, spec.name);
   mkdirSync(paths.dir, { recursive: true });
   const fingerprint = codeFingerprint(spec.fingerprint);

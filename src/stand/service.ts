@@ -6,7 +6,7 @@ import type { StandConfig } from "../config/stand.ts";
 import { waitForHealthy } from "./health.ts";
 import type { ServiceRecord } from "./keeper.ts";
 import type { StandPaths } from "./paths.ts";
-import { isProcessOurs, portFreed, type ExitInfo, type StartSpec, type Supervisor } from "./supervisor.ts";
+import { isProcessOurs, type ExitInfo, type StartSpec, type Supervisor } from "./supervisor.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface StandContext {
@@ -129,8 +129,7 @@ export function withStartFailPoint(ctx: StandContext, spec: StartSpec): StartSpe
 
 /** Prepares and launches the service; the caller holds its start lock and knows it is not running. */
 export async function launchNow(ctx: StandContext, service: ServiceDefinition, options: LaunchOptions = {}): Promise<number> {
-  await ctx.supervisor.settle(service.name, service.port); // a process killed a moment ago may still hold the port
-  if (!(await portFreed(service.port))) throw new PortTakenError(service.name, service.port);
+  if (!(await ctx.supervisor.settle(service.name, service.port))) throw new PortTakenError(service.name, service.port);
   await service.prepare(ctx);
   const started = ctx.supervisor.start({ ...withStartFailPoint(ctx, service.launch(ctx)), onExit: options.onExit });
   ctx.print(`${service.name}: started pid ${started}, log ${service.logFiles.join(", ")}`);

@@ -14,7 +14,7 @@ import { postgresService, removeExternalDataDir } from "./postgres.ts";
 import { RUNNER_SERVICE, runnerHealthy, runnerPid } from "./runner-service.ts";
 import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
 import { nodeServiceSupervisor } from "./node-service.ts";
-import { isProcessOurs, Supervisor } from "./supervisor.ts";
+import { Supervisor } from "./supervisor.ts";
 import { zookeeperService } from "./zookeeper.ts";
 
 export function standContext(print: (line: string) => void = (line) => console.log(line)): StandContext {
@@ -94,8 +94,7 @@ export async function standStatus(ctx: StandContext): Promise<StandStatus> {
 /** A node service (the runner, the keeper) whose want file says up, or whose process runs. */
 function wantedUp(ctx: StandContext, name: string): boolean {
   const supervisor = nodeServiceSupervisor(ctx, name);
-  const record = supervisor.readPid(name);
-  return supervisor.readWant(name)?.want === "up" || (record !== undefined && isProcessOurs(record));
+  return supervisor.readWant(name)?.want === "up" || supervisor.runningPid(name) !== undefined;
 }
 
 /** Stops the stand, then removes all its state: data, logs, generated configs, the Kafka jars. */

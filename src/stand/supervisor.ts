@@ -142,19 +142,20 @@ export class Supervisor {
   }
 
   /**
-   * Waits while the service's last process is still exiting (killed a moment ago, it may still hold
-   * its port or its lock files) and its port is still bound, up to `timeoutMs`; a start right after
-   * a kill -9 calls this first. Without a pid file of ours nothing is waited for: a port held by
-   * another program is reported at once.
+   * Waits until the service's port can be bound; every start calls this first. While its last
+   * process is still exiting (killed a moment ago, it may still hold its port or its lock files),
+   * up to `timeoutMs` for it and its port; with no such process (a stop removed the pid file a
+   * moment ago), up to 5 s for the socket of a server just killed to close. True when the port is
+   * free, false when something still holds it (another program: the caller reports it).
    */
-  async settle(service: string, port: number, timeoutMs = 10_000): Promise<void> {
+  async settle(service: string, port: number, timeoutMs = 10_000): Promise<boolean> {
     const record = this.readPid(service);
-    if (!record || isProcessOurs(record)) return;
+    if (!record || isProcessOurs(record)) return portFreed(port);
     const deadline = Date.now() + timeoutMs;
     await waitForExit(record, timeoutMs);
     rmSync(this.pidFile(service), { force: true });
     // a zombie thread-group leader can show "exited" while its other threads still hold its sockets
-    while (Date.now() < deadline && (await isPortOpen(port))) await sleep(50);
+    return portFreed(port, Math.max(0, deadline - Date.now()));
   }
 
   start(spec: StartSpec): number {
@@ -301,7 +302,7 @@ async function waitForExit(record: PidRecord, timeoutMs: number): Promise<boolea
  * (its pid file already gone) can keep its socket for a little while its threads are torn down.
  * A port still open after that is someone else's.
  */
-export async function portFreed(port: number, timeoutMs = 5000): Promise<boolean> {
+async function portFreed(port: number, timeoutMs = 5000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!(await isPortOpen(port))) return true;

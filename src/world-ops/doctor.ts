@@ -5,7 +5,7 @@
 // before it touches anything when a service cannot serve.
 import type { DagRunResponse } from "../api/schemas.ts";
 import { errorMessage } from "../errors.ts";
-import { safeStandFindings, type Finding } from "../stand/diagnose.ts";
+import { describeFindings, safeStandFindings, type Finding } from "../stand/diagnose.ts";
 import type { StandContext } from "../stand/service.ts";
 import { standUp } from "../stand/stand.ts";
 import { WORLD_DAG_IDS } from "../world/position.ts";
@@ -71,5 +71,5 @@ export async function rebuildRefusal(ctx: StandContext): Promise<string | undefi
   }
   const blocking = (await safeStandFindings(ctx)).filter((f) => f.subject !== "keeper");
   if (blocking.length === 0) return undefined;
-  return blocking.map((f) => `${f.subject}: ${f.problem} → ${f.fix}`).join("\n");
+  return describeFindings(blocking, "\n");
 }

@@ -1,5 +1,6 @@
 // What every world task takes besides its own inputs: a signal that cancels it and a log line sink.
 // A DAG passes ctx.signal and (line) => ctx.log.info(line); tests pass their own.
+import { classifyFault } from "./faults.ts";
 
 export interface TaskIo {
   /** Aborted at the task's execution timeout, on lease loss, or when the runner stops. */
@@ -56,8 +57,10 @@ export interface RideOut {
   log: (line: string) => void;
   /** Give up (rethrow the fault) past this time, ms since epoch. */
   deadline: number;
-  /** Is this fault one a restart of the service outlives? (src/world/faults.ts's classifyFault) */
-  transient: (err: unknown) => boolean;
+  /** Is this fault one a restart of the service outlives? Default: src/world/faults.ts's
+   * classification says it is not permanent (transient or unknown: "Connection terminated
+   * unexpectedly" carries no code). */
+  transient?: (err: unknown) => boolean;
 }
 
 /**
@@ -74,7 +77,8 @@ export async function rideOutTransient<T>(what: string, work: () => Promise<T>, 
     try {
       return await work();
     } catch (err) {
-      if (!ride.transient(err) || Date.now() >= ride.deadline) throw err;
+      const transient = ride.transient ? ride.transient(err) : classifyFault(err) !== "permanent";
+      if (!transient || Date.now() >= ride.deadline) throw err;
       if (Date.now() - saidAt >= 5000) {
         saidAt = Date.now();
         ride.log(`${what}: ${describeReason(err)}; a transient fault (a service restarting?), trying again every second (${((Date.now() - started) / 1000).toFixed(0)} s so far)`);

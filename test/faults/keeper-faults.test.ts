@@ -20,7 +20,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { postgresUrl, repoRoot } from "../../src/config/stand.ts";
-import { systemErrorCode } from "../../src/errors.ts";
+import { childOutput, systemErrorCode } from "../../src/errors.ts";
 import type { ServiceRecord } from "../../src/stand/keeper.ts";
 import { ensureKeeper, KEEPER_SERVICE, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
 import { ensureLoader, loaderPid, stopLoader } from "../../src/stand/loader-service.ts";
@@ -78,8 +78,9 @@ async function cli(script: string, command: string): Promise<{ code: number; out
     const { stdout, stderr } = await execFileAsync(process.execPath, ["--import", "tsx", script, command], { cwd: repoRoot, timeout: 300_000 });
     return { code: 0, out: stdout + stderr, seconds: (Date.now() - started) / 1000 };
   } catch (err) {
-    const e = err as { code?: unknown; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : -1, out: `${e.stdout ?? ""}${e.stderr ?? ""}`, seconds: (Date.now() - started) / 1000 };
+    const { stdout, stderr } = childOutput(err);
+    const code = typeof err === "object" && err !== null && "code" in err && typeof err.code === "number" ? err.code : -1;
+    return { code, out: stdout + stderr, seconds: (Date.now() - started) / 1000 };
   }
 }
 
