@@ -29,10 +29,18 @@ export const apiFail = defineDag({ id: "api_fail", description: "fails on every 
   })
   .build();
 
-export const apiSlow = defineDag({ id: "api_slow", description: "one task that takes a while", fileloc: "test/api/test-dags.ts" })
+// hold_first_try: the first try naps until its run is marked (its signal aborts; 60 s at most),
+// so a client sees it running for as long as it needs, by construction; a cleared try naps 1.5 s.
+export const apiSlow = defineDag({
+  id: "api_slow",
+  description: "one task that takes a while",
+  fileloc: "test/api/test-dags.ts",
+  params: z.object({ hold_first_try: z.boolean().optional() }).strict(),
+})
   .task("nap", async (ctx) => {
     ctx.log.info("napping");
-    await sleep(1500, undefined, { signal: ctx.signal });
+    const held = ctx.conf.hold_first_try === true && ctx.tryNumber === 1;
+    await sleep(held ? 60_000 : 1500, undefined, { signal: ctx.signal });
   })
   .build();
 

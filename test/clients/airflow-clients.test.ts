@@ -61,6 +61,7 @@ void describe("the official Airflow clients drive the runner unchanged", () => {
     assert.equal(f.log_token, null, "a finished try's log has no continuation token");
     assert.equal(f.stats_success, 1);
     assert.equal(typeof f.running_log_token, "string", "a running try's log carries a continuation token");
+    assert.deepEqual(f.running_log_events, ["napping"], "the running try's first lines are read before the run is marked");
     assert.equal(f.marked_state, "failed");
     assert.equal(f.continued_token, null);
     assert.ok(Array.isArray(f.continued_events) && !f.continued_events.includes("napping"), "the token reads on after what was sent");

@@ -17,6 +17,7 @@ import time
 import urllib.request
 
 import airflow_client.client as af
+from airflow_client.client.exceptions import ApiException
 from airflow_client.client.api.dag_api import DAGApi
 from airflow_client.client.api.dag_run_api import DagRunApi
 from airflow_client.client.api.dag_source_api import DagSourceApi
@@ -62,6 +63,20 @@ def events(log) -> list[str]:
     return [item if isinstance(item, str) else item.event for item in items]
 
 
+def first_log_lines(tis: TaskInstanceApi, dag_id: str, run_id: str, task_id: str, timeout: float = 20.0):
+    """The first page of try 1's log that holds a line, read again until one is there."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            page = tis.get_log(dag_id, run_id, task_id, 1)
+            if events(page) or time.time() > deadline:
+                return page
+        except ApiException:
+            if time.time() > deadline:
+                raise
+        time.sleep(0.1)
+
+
 def poll(runs: DagRunApi, dag_id: str, run_id: str, timeout: float = 30.0):
     deadline = time.time() + timeout
     while True:
@@ -104,17 +119,17 @@ def main() -> None:
         stats = record("get_dag_stats", lambda: DagStatsApi(client).get_dag_stats(dag_ids=["api_ok"]))
         facts["stats_success"] = next((s.count for s in stats.dags[0].stats if s.state.value == "success"), None) if stats else None
 
-    slow = record("trigger_dag_run (slow)", lambda: runs.trigger_dag_run("api_slow", TriggerDAGRunPostBody(logical_date=None)))
+    # hold_first_try: the first try naps until the run is marked, so it is running for every read below
+    slow = record(
+        "trigger_dag_run (slow)",
+        lambda: runs.trigger_dag_run("api_slow", TriggerDAGRunPostBody(logical_date=None, conf={"hold_first_try": True})),
+    )
     if slow:
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            state = tis.get_task_instance("api_slow", slow.dag_run_id, "nap").state
-            if state is not None and state.value == "running":
-                break
-            time.sleep(0.05)
-        time.sleep(0.2)
-        first = record("get_log (running try)", lambda: tis.get_log("api_slow", slow.dag_run_id, "nap", 1))
+        # the running try's lines reach the log at the runner's next heartbeat: read until they have
+        # (a try not started yet answers 404, which is read again too)
+        first = record("get_log (running try)", lambda: first_log_lines(tis, "api_slow", slow.dag_run_id, "nap"))
         facts["running_log_token"] = first.continuation_token if first else None
+        facts["running_log_events"] = events(first) if first else None
         marked = record("patch_dag_run (mark failed)", lambda: runs.patch_dag_run("api_slow", slow.dag_run_id, DAGRunPatchBody(state="failed")))
         facts["marked_state"] = marked.state.value if marked else None
         if first and first.continuation_token:
