@@ -9,6 +9,12 @@ export interface BufferedRow {
   line: Buffer;
 }
 
+/** How a batch is known again across flushes: its first row's partition@offset ("" for no rows). */
+export function batchHead(rows: readonly BufferedRow[]): string {
+  const first = rows[0];
+  return first === undefined ? "" : `${partitionKey(first.source)}@${first.source.offset}`;
+}
+
 export interface FlushLimits {
   maxRows: number;
   maxBytes: number;

@@ -4,7 +4,8 @@
 // then commit once, per partition below the lowest offset not placed. Cycles and revocations take
 // turns (one lock), so a revoked partition's rows are dropped between cycles, never mid-write.
 // A table whose flush was held waits for its own backoff (table-backoff.ts) while others flow.
-import { BufferManager, type BufferedRow } from "./buffers.ts";
+// A batch whose INSERTs leave its node gone is salvaged as suspect, in its node's turn (node-deaths.ts).
+import { batchHead, BufferManager, type BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
 import type { LoaderConfig } from "../config/loader.ts";
 import type { DeadLetter, DeadLetterSink } from "./dead-letters.ts";
@@ -12,14 +13,16 @@ import { decodeMessageValue, type DecodeMode } from "./decode.ts";
 import type { LoaderMetrics } from "./metrics.ts";
 import type { LoaderPausePoint } from "./pause-points.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
-import { classifyRejection, lostConnection, type Rejection } from "./rejections.ts";
-import { BUDGET_SPENT, insertWithSalvage, type SuspectSalvage } from "./salvage.ts";
+import { NodeDeathWatch, SuspectTurns, type NodeDeath } from "./node-deaths.ts";
+import { classifyRejection, type Rejection } from "./rejections.ts";
+import { BUDGET_SPENT, insertWithSalvage } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
 import { SpliceLineWriter, type SpliceRouter } from "./splice.ts";
 import { TableBackoffs, type TableBackoffState } from "./table-backoff.ts";
 import { messageSource, partitionKey, targetName, type LoaderMessage, type LoaderTarget, type TopicPartition } from "./types.ts";
 
 export type { DecodeMode } from "./decode.ts";
+export type { NodeDeath } from "./node-deaths.ts";
 export type { LeadingFields, LeadingFieldValue, SpliceRoute, SpliceRouter } from "./splice.ts";
 
 export interface LoaderCoreDeps {
@@ -36,6 +39,9 @@ export interface LoaderCoreDeps {
   /** Pause points (the test stand only, pause-points.ts): awaited before a cycle's first INSERT
    * and before its commit; resolves at once when none is armed. */
   pause?: (point: LoaderPausePoint, detail: string) => Promise<void>;
+  /** The per-node suspect turn, one for every core of the process (node-deaths.ts): the service's
+   * hits and orders cores both write to the first node. A core given none has its own. */
+  suspectTurns?: SuspectTurns;
   now?: () => number;
   random?: () => number;
 }
@@ -71,16 +77,6 @@ export interface LoaderCoreStatus {
   nextDueAt: number | undefined;
 }
 
-/** An INSERT after which its node was gone (the connection lost, no answer to a ping). */
-export interface NodeDeath {
-  node: string;
-  table: string;
-  /** Rows of the batch (or slice) that was in flight. */
-  rows: number;
-  /** During the salvage of a suspect batch. */
-  suspect: boolean;
-}
-
 export interface CycleReport {
   ran: boolean;
   /** Node deaths of this cycle; a suspect batch's killer rows are among the dead letters (`kills_server`). */
@@ -103,10 +99,7 @@ export class LoaderCore {
   private readonly gate: SinkGate;
   private readonly backoffs: TableBackoffs;
   private readonly repeatedHolds = new Map<string, RepeatedHold>();
-  /** A table's batch whose INSERTs left the node gone: which first row, how many deaths in a row. */
-  private readonly deaths = new Map<string, RepeatedHold>();
-  /** One suspect batch in flight per node (of this core): the tail of each node's chain. */
-  private readonly suspectTurns = new Map<string, Promise<unknown>>();
+  private readonly deaths: NodeDeathWatch;
   private pendingDeadLetters: DeadLetter[] = [];
   private lock: Promise<unknown> = Promise.resolve();
   private readonly now: () => number;
@@ -119,6 +112,7 @@ export class LoaderCore {
     this.gate = new SinkGate(deps.config.backoff, deps.metrics?.sinkDown, deps.random);
     this.backoffs = new TableBackoffs(deps.config.backoff, deps.random);
     this.now = deps.now ?? Date.now;
+    this.deaths = new NodeDeathWatch({ killsServer: deps.config.killsServer, inserter: deps.inserter, metrics: deps.metrics, now: this.now, turns: deps.suspectTurns ?? new SuspectTurns() });
   }
 
   /** Takes one message: a row into its table's buffer, or a dead letter for the next cycle. */
@@ -266,23 +260,22 @@ export class LoaderCore {
   /** Inserts one batch with salvage; returns why some of it was held (it went back to the buffer). */
   private async flushBatch(table: string, batch: BufferedRow[], started: number, verdict: CycleVerdict, report: CycleReport): Promise<Rejection | undefined> {
     const { config, metrics } = this.deps;
-    const head = batch[0] === undefined ? "" : `${partitionKey(batch[0].source)}@${batch[0].source.offset}`;
+    const head = batchHead(batch);
     const repeated = this.repeatedHolds.get(table);
     const split = repeated !== undefined && repeated.head === head && repeated.holds >= config.tooManyPartsSplitAfter;
     const target = this.targets.get(table);
     if (target === undefined) throw new Error(`loader: buffered rows for '${table}', a target no route named`);
-    const died = this.deaths.get(table);
-    const suspect = died !== undefined && died.head === head && died.holds >= config.killsServer.suspectAfter;
+    const suspect = this.deaths.isSuspect(table, head);
     const salvage = () =>
       insertWithSalvage(this.deps.inserter, target, batch, {
         insertBudget: config.salvageInsertBudget,
         errorTextCapBytes: config.errorTextCapBytes,
         splitOnCodes: split ? SPLIT_AFTER_REPEATS_CODES : undefined,
-        suspect: suspect ? this.suspectSalvage(table, target, batch.length, report) : undefined,
+        suspect: suspect ? this.deaths.suspectSalvage(table, target, batch.length, report.nodeDeaths) : undefined,
       });
-    const outcome = suspect ? await this.suspectTurn(target.node, salvage) : await salvage();
+    const outcome = suspect ? await this.deaths.inSuspectTurn(target.node, salvage) : await salvage();
     this.countRepeatedHold(table, head, split, outcome.held[0] === batch[0] ? outcome.heldBy : undefined);
-    await this.countDeaths(table, target, suspect, batch, outcome.held, outcome.heldBy, report);
+    await this.deaths.countDeaths(table, target, suspect, batch, outcome.held, outcome.heldBy, report.nodeDeaths);
     verdict.succeeded += outcome.inserts - outcome.failures.length;
     for (const failure of outcome.failures) {
       metrics?.insertFailures.inc({ kind: failure.kind });
@@ -313,73 +306,6 @@ export class LoaderCore {
     }
     const previous = this.repeatedHolds.get(table);
     this.repeatedHolds.set(table, { head, holds: previous?.head === head ? previous.holds + 1 : 1 });
-  }
-
-  /** Runs `work` after every suspect salvage of `node` before it (one suspect batch in flight per node). */
-  private suspectTurn<T>(node: string, work: () => Promise<T>): Promise<T> {
-    const run = (this.suspectTurns.get(node) ?? Promise.resolve()).then(work, work);
-    this.suspectTurns.set(node, run.catch(() => undefined));
-    return run;
-  }
-
-  private suspectSalvage(table: string, target: LoaderTarget, rows: number, report: CycleReport): SuspectSalvage {
-    const { killsServer } = this.deps.config;
-    const answers = (timeoutMs: number) => this.deps.inserter.nodeAnswers?.(target, timeoutMs) ?? Promise.resolve(true);
-    return {
-      node: target.node,
-      ways: killsServer.splitWays,
-      nodeGone: async () => {
-        const gone = !(await answers(killsServer.pingTimeoutMs));
-        if (gone) this.recordDeath({ node: target.node, table, rows, suspect: true }, report);
-        return gone;
-      },
-      nodeBack: async () => {
-        const until = this.now() + killsServer.nodeBackTimeoutMs;
-        for (;;) {
-          if (await answers(killsServer.pingTimeoutMs)) return true;
-          if (this.now() >= until) return false;
-          await new Promise((resolve) => setTimeout(resolve, killsServer.nodeBackPollMs));
-        }
-      },
-    };
-  }
-
-  private recordDeath(death: NodeDeath, report: CycleReport): void {
-    report.nodeDeaths.push(death);
-    this.deps.metrics?.nodeDeaths.inc({ node: death.node, suspect: String(death.suspect) });
-  }
-
-  /**
-   * Counts deaths in a row of a table's batch with the same first row: a whole batch held because
-   * its INSERT lost the connection and the node then did not answer a ping; tries that found the
-   * node down in between do not count or reset. At suspectAfter, the
-   * next flush salvages it as suspect (salvage.ts). A suspect salvage that had to hold rows because
-   * the node did not come back keeps the table suspect, from the first held row.
-   */
-  private async countDeaths(table: string, target: LoaderTarget, suspect: boolean, batch: readonly BufferedRow[], held: readonly BufferedRow[], heldBy: Rejection | undefined, report: CycleReport): Promise<void> {
-    const { killsServer } = this.deps.config;
-    const first = held[0];
-    const heldHead = first === undefined ? "" : `${partitionKey(first.source)}@${first.source.offset}`;
-    if (suspect) {
-      if (first !== undefined && heldBy !== undefined && lostConnection(heldBy)) this.deaths.set(table, { head: heldHead, holds: killsServer.suspectAfter });
-      else this.deaths.delete(table);
-      return;
-    }
-    const wholeBatch = first !== undefined && first === batch[0] && held.length === batch.length;
-    if (!wholeBatch || heldBy === undefined || this.deps.inserter.nodeAnswers === undefined) {
-      this.deaths.delete(table);
-      return;
-    }
-    // Tries refused while the node restarts (connection refused, a timeout) do not break the run
-    // of deaths: the batch was not sent to a live node in between.
-    if (!lostConnection(heldBy)) return;
-    if (await this.deps.inserter.nodeAnswers(target, killsServer.pingTimeoutMs)) {
-      this.deaths.delete(table);
-      return;
-    }
-    this.recordDeath({ node: target.node, table, rows: batch.length, suspect: false }, report);
-    const previous = this.deaths.get(table);
-    this.deaths.set(table, { head: heldHead, holds: previous?.head === heldHead ? previous.holds + 1 : 1 });
   }
 
   private placeRows(table: string, rows: readonly BufferedRow[]): void {

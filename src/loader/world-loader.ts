@@ -29,6 +29,7 @@ import { CycleLog } from "./cycle-log.ts";
 import { LoaderCore, type SpliceRouter } from "./loader-core.ts";
 import { groupProgress, partitionLag } from "./group-progress.ts";
 import { LoaderMetrics } from "./metrics.ts";
+import { SuspectTurns } from "./node-deaths.ts";
 import type { PausePoints } from "./pause-points.ts";
 import { targetName, type LoaderTarget } from "./types.ts";
 import { errorMessage } from "../errors.ts";
@@ -110,6 +111,8 @@ export interface TopicLoaderWiring {
   deadLetters: DeadLetterSink;
   config: LoaderConfig;
   metrics?: LoaderMetrics;
+  /** The per-node suspect turn shared with the process's other topic loaders (LoaderCoreDeps). */
+  suspectTurns?: SuspectTurns;
   pausePoints?: PausePoints;
   onCycle?: TopicLoaderOptions["onCycle"];
   /** The consumer loop's timer and bounded stop (TopicLoaderOptions); defaults there. */
@@ -135,6 +138,7 @@ export function createTopicLoader(w: TopicLoaderWiring): TopicLoader {
         route: w.route,
         decodeMode: w.decodeMode,
         metrics: w.metrics,
+        suspectTurns: w.suspectTurns,
         pause: pausePoints && ((point, detail) => pausePoints.hold(point, topic, detail)),
       }),
     onCycle: w.onCycle,
@@ -177,6 +181,10 @@ export class WorldLoader {
   private clients: ClickHouseClient[] = [];
   private admin: Admin | undefined;
   private lagTimer: NodeJS.Timeout | undefined;
+  /** Both topics write to the first node: one suspect batch in flight to a node for the whole
+   * process, and for the life of the process (a core left running by a stop that timed out
+   * still takes its turn before the next start's cores). */
+  private readonly suspectTurns = new SuspectTurns();
   readonly metrics: LoaderMetrics;
   readonly loaderConfig: LoaderConfig;
 
@@ -212,6 +220,7 @@ export class WorldLoader {
         deadLetters,
         config: this.loaderConfig,
         metrics: this.metrics,
+        suspectTurns: this.suspectTurns,
         pausePoints,
         onCycle: new CycleLog(t.topic, log, Date.now, this.loaderConfig.killsServer.suspectAfter).cycle,
       }),
