@@ -8,7 +8,7 @@ WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	smoke check-clickhouse check-services doctor config-test lint typecheck test generate-batch generate-live bench dq
+	snapshot restore snapshots snapshot-rm smoke check-clickhouse check-services doctor config-test lint typecheck test generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -22,12 +22,27 @@ up: install ## stand + runner + world_initialize through the REST API (waited fo
 down: ## stop the runner, then the stand, the loader first (data kept)
 	$(WORLD) down
 
-clean: ## stop everything and remove all stand state (.stand/)
+clean: ## stop everything and remove all stand state (.stand/), world snapshots included (it says how many)
 	-$(WORLD) runner stop
 	$(STAND) clean
 
 rebuild-storage: ## world_recreate through the REST API: drop and recreate the world (waits for a running world DAG to end); first brings the stand up and refuses in seconds, naming it, if a service cannot serve
 	$(WORLD) rebuild-storage
+
+snapshot: ## world_snapshot NAME=…: save the whole world (both nodes, ZooKeeper, Kafka and its group offsets, world_position) under the state dir
+	@test -n "$(NAME)" || { echo "make snapshot: say which name: make snapshot NAME=day12"; exit 2; }
+	$(WORLD) snapshot "$(NAME)"
+
+restore: ## world_restore NAME=…: put a saved world back (position -1 while it runs), then the summary
+	@test -n "$(NAME)" || { echo "make restore: say which snapshot: make restore NAME=day12 (make snapshots lists them)"; exit 2; }
+	$(WORLD) restore "$(NAME)"
+
+snapshots: ## list the snapshots: name, position, taken at, disk, schema; and the last restores
+	$(WORLD) snapshots
+
+snapshot-rm: ## remove the snapshot NAME=… (its files; refused while a snapshot or restore runs)
+	@test -n "$(NAME)" || { echo "make snapshot-rm: say which snapshot: make snapshot-rm NAME=day12"; exit 2; }
+	$(WORLD) snapshot-rm "$(NAME)"
 
 stand-up: install ## only the infrastructure: Postgres, ZooKeeper, two ClickHouse nodes, Kafka, then the loader (idempotent)
 	$(STAND) up

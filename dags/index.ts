@@ -12,6 +12,8 @@ import worldLive from "./world_live.ts";
 import worldLiveDay from "./world_live_day.ts";
 import worldNextDay from "./world_next_day.ts";
 import worldRecreate from "./world_recreate.ts";
+import worldRestore from "./world_restore.ts";
+import worldSnapshot from "./world_snapshot.ts";
 
 /** The DAGs that own the world (SPEC): every one but world_live is manual and unpaused; all run one at a time. */
 export const worldDags: readonly Dag[] = [
@@ -25,6 +27,8 @@ export const worldDags: readonly Dag[] = [
   ddsTransform,
   dmTransform,
   dqCheck,
+  worldSnapshot,
+  worldRestore,
 ];
 
 export const dags: readonly Dag[] = [exampleHello, ...worldDags];

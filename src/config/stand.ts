@@ -125,6 +125,20 @@ export const standConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * World snapshots (world_snapshot / world_restore, docs/world.md "Snapshots"): saved under
+     * <state_dir>/snapshots. Absent: the defaults below.
+     */
+    snapshots: z
+      .object({
+        /** Bytes that must stay free on the state directory's disk after a save or a restore copies its files. */
+        min_free_bytes: z.number().int().min(0).default(512 * 1024 * 1024),
+        /** Honour fail points (<state_dir>/snapshots/.fail-points/free-bytes: the disk's free bytes as the
+         * checks see them, to stage a full disk). Test stand only. */
+        fail_points: z.boolean().optional(),
+      })
+      .strict()
+      .default({ min_free_bytes: 512 * 1024 * 1024 }),
   })
   .strict();
 
@@ -161,6 +175,7 @@ export function parseStandConfig(text: string, file: string): StandConfig {
       result.data.runner.fail_points === true ? "runner.fail_points" : "",
       result.data.loader.fail_points === true ? "loader.fail_points" : "",
       result.data.keeper?.fail_points === true ? "keeper.fail_points" : "",
+      result.data.snapshots.fail_points === true ? "snapshots.fail_points" : "",
     ].filter(Boolean);
     if (armed.length > 0) {
       throw new ConfigError(`${file}: ${armed.join(" and ")}: fail points let a test fail or hold the user's runs and loader at will; they belong in the test stand's config (test/stand.test.yaml), never in stand.yaml`, file);

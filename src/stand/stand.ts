@@ -10,6 +10,7 @@ import { kafkaService } from "./kafka.ts";
 import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "./keeper-service.ts";
 import { ensureLoader, loaderStatus, stopLoader } from "./loader-service.ts";
 import { standPaths } from "./paths.ts";
+import { SnapshotStore } from "./snapshot-store.ts";
 import { postgresService, removeExternalDataDir } from "./postgres.ts";
 import { RUNNER_SERVICE, runnerHealthy, runnerPid } from "./runner-service.ts";
 import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
@@ -42,6 +43,32 @@ export async function standUp(ctx: StandContext): Promise<void> {
   await ensureLoader(ctx);
   if (ctx.config.keeper?.autostart === true) await ensureKeeper(ctx);
   ctx.print(`stand is up (${((Date.now() - started) / 1000).toFixed(1)} s); state in ${ctx.paths.root}`);
+}
+
+/**
+ * The services whose data is the world's (ZooKeeper, the ClickHouse nodes, Kafka), with the loader
+ * that writes into them, stopped for a world snapshot or restore: the loader first (it flushed and
+ * left its groups before), then Kafka and the nodes together, ZooKeeper last. Each is wanted down, so
+ * the keeper leaves it; Postgres, the runner and the keeper stay up.
+ */
+export async function stopWorldServices(ctx: StandContext): Promise<void> {
+  const outcome = (name: string, what: string): void => ctx.print(`${name}: ${what}`);
+  outcome("loader", await stopLoader(ctx));
+  const groups = serviceGroups(ctx);
+  const [, zookeeper = [], nodes = [], kafka = []] = groups;
+  await Promise.all([...nodes, ...kafka].map(async (s) => outcome(s.name, await ctx.supervisor.stop(s.name, s.stopSignal, s.stopGraceMs))));
+  for (const s of zookeeper) outcome(s.name, await ctx.supervisor.stop(s.name, s.stopSignal, s.stopGraceMs));
+}
+
+/** Starts what stopWorldServices stopped and waits for each: ZooKeeper, then the nodes and Kafka
+ * together (Kafka needs neither), then the loader. */
+export async function startWorldServices(ctx: StandContext): Promise<void> {
+  const [, zookeeper = [], nodes = [], kafka = []] = serviceGroups(ctx);
+  for (const group of [zookeeper, [...nodes, ...kafka]]) {
+    for (const service of group) await launchIfNeeded(ctx, service);
+    await Promise.all(group.map((service) => waitUntilHealthy(ctx, service)));
+  }
+  await ensureLoader(ctx);
 }
 
 /** Stops every service we started, last-started first. Never touches a process without our pid file. */
@@ -105,7 +132,13 @@ export async function standClean(ctx: StandContext): Promise<void> {
   if (root === path.parse(root).root || root === repoRoot || repoRoot.startsWith(root + path.sep)) {
     throw new Error(`refusing to remove state dir ${root}: it is / or contains the repository`);
   }
+  const snapshots = new SnapshotStore(ctx.config, ctx.paths).list();
   removeExternalDataDir(ctx.paths);
   rmSync(root, { recursive: true, force: true });
   ctx.print(`removed ${root}`);
+  ctx.print(
+    snapshots.length === 0
+      ? "no world snapshots were kept there"
+      : `removed ${snapshots.length} world snapshot(s) with it: ${snapshots.map((s) => `${s.name}${s.manifest ? ` (position ${s.manifest.position})` : ` (${s.state})`}`).join(", ")}`,
+  );
 }

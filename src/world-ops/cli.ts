@@ -11,6 +11,9 @@
 //   check-clickhouse cluster layout and per-layer counts against the passport (src/world-ops/checks.ts)
 //   summary          position, rows per layer, schema drift, web view address
 //   generate batch|live  one generator run against the stand (GENERATOR_DAY etc. from the environment)
+//   snapshot NAME    world_snapshot through the REST API, waited for; restore NAME: world_restore
+//   snapshots        the saved snapshots (name, position, taken at, disk, schema) and the last restores
+//   snapshot-rm NAME removes a snapshot's files (refused while a snapshot or restore run is active)
 // Shell never applies DDL or edits the position: everything about the world goes through a DAG.
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -18,7 +21,11 @@ import { Command } from "commander";
 import type { DagResponse } from "../api/schemas.ts";
 import { EXIT } from "../cli/client.ts";
 import { table } from "../cli/format.ts";
-import { apiBaseUrl, kafkaBroker, repoRoot } from "../config/stand.ts";
+import { apiBaseUrl, kafkaBroker, loadStandConfig, repoRoot } from "../config/stand.ts";
+import { mib } from "../stand/snapshot-store.ts";
+import { readRestores } from "../world/restores.ts";
+import { withRunnerDb } from "../world/schema-ledger.ts";
+import { removeSnapshot, snapshotRows } from "./snapshots.ts";
 import { WORLD_DAG_IDS } from "../world/position.ts";
 import { loadExpectations, runClickHouseChecks } from "./checks.ts";
 import { ensureRunner, RUNNER_SERVICE, runnerHealthy, stopRunner } from "../stand/runner-service.ts";
@@ -131,6 +138,58 @@ async function checkClickHouse(): Promise<number> {
   return red === 0 ? 0 : 1;
 }
 
+async function snapshot(name: string): Promise<number> {
+  await ensureRunner(standContext());
+  return (await runWorldDag("world_snapshot", `snapshot_${name}`, print, { name })) ? 0 : 1;
+}
+
+async function restore(name: string): Promise<number> {
+  await ensureRunner(standContext());
+  if (!(await runWorldDag("world_restore", `restore_${name}`, print, { name }))) return 1;
+  print(await renderWorldSummary(apiClient()));
+  return 0;
+}
+
+async function listSnapshots(): Promise<number> {
+  const config = loadStandConfig();
+  const rows = await snapshotRows(config);
+  if (rows.length === 0) print("no snapshots yet: make snapshot NAME=… saves the world");
+  else {
+    print(
+      table(
+        ["name", "state", "position", "taken at", "disk (own)", "shared", "schema"],
+        rows.map((r) => [r.name, r.state, r.position ?? "", r.takenAt ?? "", mib(r.ownBytes), mib(r.sharedBytes), r.schema === null ? "" : `${r.schema}${r.schemaIsToday ? " (sql/ddl today)" : " (OTHER)"}`]),
+      ),
+    );
+    for (const r of rows) if (r.problem) print(`${r.name}: ${r.problem}`);
+  }
+  try {
+    const restores = await withRunnerDb((db) => readRestores(db, 5), "snapshots-list");
+    for (const r of restores) print(`restored '${r.snapshot}' (position ${r.toPosition}) at ${r.restoredAt ?? "?"} over position ${r.fromPosition ?? "unset"}: ${r.dagId}/${r.runId}`);
+  } catch (err) {
+    print(`(the restores could not be read from Postgres: ${errorMessage(err)})`);
+  }
+  return 0;
+}
+
+async function activeSnapshotRuns(): Promise<string[]> {
+  const client = apiClient();
+  const active: string[] = [];
+  for (const dagId of ["world_snapshot", "world_restore"]) {
+    for (const state of ["queued", "running"]) {
+      const page = await client.request<{ dag_runs: { dag_run_id: string }[] }>("GET", `api/v2/dags/${dagId}/dagRuns`, { query: { state, limit: 10 } });
+      for (const run of page.dag_runs) active.push(`${dagId}/${run.dag_run_id} (${state})`);
+    }
+  }
+  return active;
+}
+
+async function snapshotRm(name: string): Promise<number> {
+  const folder = await removeSnapshot(loadStandConfig(), name, activeSnapshotRuns);
+  print(`removed snapshot '${name}' (${folder})`);
+  return 0;
+}
+
 function exitWith(work: () => Promise<number>): () => Promise<void> {
   return async () => {
     try {
@@ -153,6 +212,10 @@ program.command("summary").description("world position, rows per layer, schema d
 const runner = program.command("runner").description("the runner service alone");
 runner.command("start").description("start (or restart on changed code) and wait for health").action(exitWith(async () => (await ensureRunner(standContext()), 0)));
 runner.command("stop").description("stop it (SIGTERM, then SIGKILL after 30 s)").action(exitWith(async () => (await stopRunner(standContext()), 0)));
+program.command("snapshot <name>").description("world_snapshot (waited for): save the world under NAME").action((name: string) => exitWith(() => snapshot(name))());
+program.command("restore <name>").description("world_restore (waited for): put the world saved as NAME back, then the summary").action((name: string) => exitWith(() => restore(name))());
+program.command("snapshots").description("the saved snapshots and the last restores").action(exitWith(listSnapshots));
+program.command("snapshot-rm <name>").description("remove a snapshot's files").action((name: string) => exitWith(() => snapshotRm(name))());
 program.command("generate <mode>").description("one generator run (batch or live) against the stand").action((mode: string) => exitWith(() => generate(mode))());
 
 await program.parseAsync();

@@ -146,11 +146,12 @@ export function apiClient(): RunnerApiClient {
  * Triggers a world DAG through the REST API exactly as `runner trigger <dag> --wait` does, follows
  * it, and on a red run prints the failure block (to stderr). The run id names its purpose.
  */
-export async function runWorldDag(dagId: string, purpose: string, print: (line: string) => void): Promise<boolean> {
+export async function runWorldDag(dagId: string, purpose: string, print: (line: string) => void, conf?: Record<string, unknown>): Promise<boolean> {
   const client = apiClient();
   const runId = `${purpose}__${new Date().toISOString()}`;
   const started = Date.now();
-  const code = await trigger({ client, json: false, print }, dagId, { wait: true, runId, note: `make ${purpose.replace(/_/g, "-")}` });
+  const note = `make ${purpose.split("__")[0]?.replace(/_/g, "-") ?? purpose}`;
+  const code = await trigger({ client, json: false, print }, dagId, { wait: true, runId, note, ...(conf ? { conf: JSON.stringify(conf) } : {}) });
   if (code === EXIT.OK) {
     print(`${dagId}: success in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return true;

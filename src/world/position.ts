@@ -23,6 +23,8 @@ export const WORLD_DAG_IDS: readonly string[] = Object.freeze([
   "dds_transform",
   "dm_transform",
   "dq_check",
+  "world_snapshot",
+  "world_restore",
 ]);
 
 export type PositionReading =

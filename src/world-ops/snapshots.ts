@@ -1,0 +1,61 @@
+// The world's snapshots as a user lists and removes them (make snapshots, make snapshot-rm, the
+// snapshot list route and the World page). Saving and restoring are DAGs (world_snapshot,
+// world_restore); listing reads the files under the state directory and says whether each snapshot's
+// schema is today's sql/ddl/, so a list never offers a restore that would be refused for it.
+import type { StandConfig } from "../config/stand.ts";
+import { errorMessage } from "../errors.ts";
+import { standPaths } from "../stand/paths.ts";
+import { SnapshotStore, schemaChecksum } from "../stand/snapshot-store.ts";
+import { currentDdlFiles } from "../world/schema-ledger.ts";
+
+export interface SnapshotRow {
+  name: string;
+  /** complete: restorable when its schema is today's; partial: a save that did not finish; unreadable. */
+  state: "complete" | "partial" | "unreadable";
+  position: number | null;
+  takenAt: string | null;
+  /** Disk only this snapshot holds, and bytes it shares with the live data through hard links. */
+  ownBytes: number;
+  sharedBytes: number;
+  /** Digest of the DDL build it holds, and whether that is sql/ddl/ today. */
+  schema: string | null;
+  schemaIsToday: boolean | null;
+  problem: string | null;
+}
+
+export async function snapshotRows(config: StandConfig): Promise<SnapshotRow[]> {
+  const store = new SnapshotStore(config, standPaths(config));
+  const today = schemaChecksum(await currentDdlFiles());
+  return store.list().map((s) => {
+    const schema = s.manifest ? schemaChecksum(s.manifest.ddl) : null;
+    return {
+      name: s.name,
+      state: s.state,
+      position: s.manifest?.position ?? null,
+      takenAt: s.manifest?.takenAt ?? null,
+      ownBytes: s.ownBytes,
+      sharedBytes: s.sharedBytes,
+      schema,
+      schemaIsToday: schema === null ? null : schema === today,
+      problem: s.problem ?? (schema !== null && schema !== today ? "its DDL is not sql/ddl/ today: a restore refuses it" : null),
+    };
+  });
+}
+
+/**
+ * Removes a snapshot's files (complete or half-written). Refused while a world_snapshot or
+ * world_restore run is queued or running (`activeRuns` names them): it may be reading or writing them.
+ */
+export async function removeSnapshot(config: StandConfig, name: string, activeRuns: () => Promise<string[]>): Promise<string> {
+  const store = new SnapshotStore(config, standPaths(config));
+  const folder = store.folder(name);
+  let active: string[];
+  try {
+    active = await activeRuns();
+  } catch (err) {
+    throw new Error(`snapshot-rm: cannot ask the runner whether a snapshot run is active (${errorMessage(err)}); start it (make runner-start) and try again`, { cause: err });
+  }
+  if (active.length > 0) throw new Error(`snapshot-rm refused: ${active.join(", ")} is active and may be using the snapshots; wait for it to end`);
+  if (!store.remove(name)) throw new Error(`snapshot-rm: no snapshot named '${name}' in ${store.dir} (make snapshots lists them)`);
+  return folder;
+}
