@@ -230,6 +230,19 @@ export class SnapshotStore {
     }
   }
 
+  /**
+   * The test stand's way to kill a save or a restore half way, by construction: with
+   * snapshots.fail_points on and the file .fail-points/kill-<save|restore>-after-<part> present, the
+   * process doing it (the runner) SIGKILLs itself right after that part, once (the file is taken).
+   */
+  private killPoint(what: "save" | "restore", part: string): void {
+    if (this.config.snapshots.fail_points !== true) return;
+    const file = path.join(this.dir, ".fail-points", `kill-${what}-after-${part}`);
+    if (!existsSync(file)) return;
+    rmSync(file, { force: true });
+    process.kill(process.pid, "SIGKILL");
+  }
+
   freeBytes(): number {
     const staged = path.join(this.dir, ".fail-points", "free-bytes");
     if (this.config.snapshots.fail_points === true && existsSync(staged)) return Number(readFileSync(staged, "utf8").trim());
@@ -245,6 +258,7 @@ export class SnapshotStore {
     const parts: Record<string, TreeCopy> = {};
     for (const part of snapshotParts(this.config, this.paths)) {
       parts[part.name] = copyTree(part.live, path.join(partial, part.name), part.link, part.filter, signal);
+      this.killPoint("save", part.name);
     }
     const full: SnapshotManifest = { format: SNAPSHOT_FORMAT, name, ...manifest, parts };
     writeFileSync(path.join(partial, MANIFEST), JSON.stringify(full, null, 2) + "\n");
@@ -259,6 +273,7 @@ export class SnapshotStore {
     for (const part of snapshotParts(this.config, this.paths)) {
       clearLive(part);
       done = addCopies(done, copyTree(path.join(folder, part.name), part.live, part.link, part.filter, signal));
+      this.killPoint("restore", part.name);
     }
     return done;
   }

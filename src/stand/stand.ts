@@ -46,28 +46,30 @@ export async function standUp(ctx: StandContext): Promise<void> {
 }
 
 /**
- * The services whose data is the world's (ZooKeeper, the ClickHouse nodes, Kafka), with the loader
- * that writes into them, stopped for a world snapshot or restore: the loader first (it flushed and
- * left its groups before), then Kafka and the nodes together, ZooKeeper last. Each is wanted down, so
- * the keeper leaves it; Postgres, the runner and the keeper stay up.
+ * The services whose data is the world (ZooKeeper, the ClickHouse nodes, Kafka), stopped for a world
+ * snapshot or restore: Kafka and the nodes together, ZooKeeper last. Each is held down by this
+ * process (the runner): the keeper leaves it while the runner lives, and starts it again if the
+ * runner dies before startWorldServices. Postgres, the runner, the keeper and the loader stay up: the caller has asked
+ * the loader to stop ingesting (it flushed, committed and left its groups), so it holds nothing, and
+ * keeping its process saves a start.
  */
 export async function stopWorldServices(ctx: StandContext): Promise<void> {
-  const outcome = (name: string, what: string): void => ctx.print(`${name}: ${what}`);
-  outcome("loader", await stopLoader(ctx));
-  const groups = serviceGroups(ctx);
-  const [, zookeeper = [], nodes = [], kafka = []] = groups;
-  await Promise.all([...nodes, ...kafka].map(async (s) => outcome(s.name, await ctx.supervisor.stop(s.name, s.stopSignal, s.stopGraceMs))));
-  for (const s of zookeeper) outcome(s.name, await ctx.supervisor.stop(s.name, s.stopSignal, s.stopGraceMs));
+  const [, zookeeper = [], nodes = [], kafka = []] = serviceGroups(ctx);
+  // held down by this process: if it dies mid-way, the keeper finds them wanted up and starts them
+  const stop = async (s: ServiceDefinition): Promise<void> => ctx.print(`${s.name}: ${await ctx.supervisor.stop(s.name, s.stopSignal, s.stopGraceMs, { holder: process.pid })}`);
+  await Promise.all([...nodes, ...kafka].map(stop));
+  for (const s of zookeeper) await stop(s);
 }
 
-/** Starts what stopWorldServices stopped and waits for each: ZooKeeper, then the nodes and Kafka
- * together (Kafka needs neither), then the loader. */
+/** Starts what stopWorldServices stopped and waits for each: ZooKeeper and Kafka at once (Kafka
+ * needs nothing of the others and is the slowest to start), the nodes once ZooKeeper serves; then
+ * the loader, if it is not running. */
 export async function startWorldServices(ctx: StandContext): Promise<void> {
   const [, zookeeper = [], nodes = [], kafka = []] = serviceGroups(ctx);
-  for (const group of [zookeeper, [...nodes, ...kafka]]) {
-    for (const service of group) await launchIfNeeded(ctx, service);
-    await Promise.all(group.map((service) => waitUntilHealthy(ctx, service)));
-  }
+  for (const service of [...zookeeper, ...kafka]) await launchIfNeeded(ctx, service);
+  await Promise.all(zookeeper.map((service) => waitUntilHealthy(ctx, service)));
+  for (const service of nodes) await launchIfNeeded(ctx, service);
+  await Promise.all([...nodes, ...kafka].map((service) => waitUntilHealthy(ctx, service)));
   await ensureLoader(ctx);
 }
 

@@ -24,6 +24,12 @@ export interface Want {
   /** Who asked: the command line of the process that started or stopped it. */
   by: string;
   at: string;
+  /**
+   * A stop that holds the service down only while this process lives (a world snapshot or restore
+   * in the runner): once it is gone, the service reads as wanted up again, so a runner killed
+   * mid-snapshot does not leave the world's services down for good.
+   */
+  holder?: number;
 }
 
 /** How a process the caller spawned ended (only the parent sees this; others see the pid vanish). */
@@ -35,6 +41,8 @@ export interface ExitInfo {
 export interface StopOptions {
   /** Leave the service wanted up (the keeper stopping a hung process to start it again). */
   keepWanted?: boolean;
+  /** Wanted down only while this process lives (see Want.holder). */
+  holder?: number;
 }
 
 export interface StartSpec {
@@ -74,16 +82,20 @@ export class Supervisor {
     try {
       const parsed = JSON.parse(readFileSync(this.wantFile(service), "utf8")) as Partial<Want>;
       if (parsed.want !== "up" && parsed.want !== "down") return undefined;
-      return { want: parsed.want, by: String(parsed.by), at: String(parsed.at) };
+      const holder = typeof parsed.holder === "number" ? parsed.holder : undefined;
+      if (parsed.want === "down" && holder !== undefined && !pidAlive(holder)) {
+        return { want: "up", by: `${String(parsed.by)}, whose hold lapsed (its process ${holder} is gone)`, at: String(parsed.at) };
+      }
+      return { want: parsed.want, by: String(parsed.by), at: String(parsed.at), ...(holder === undefined ? {} : { holder }) };
     } catch {
       return undefined;
     }
   }
 
-  setWant(service: string, want: Want["want"], by: string = whoAmI()): void {
+  setWant(service: string, want: Want["want"], by: string = whoAmI(), holder?: number): void {
     mkdirSync(this.pidDir, { recursive: true });
     const file = this.wantFile(service);
-    const record: Want = { want, by, at: new Date().toISOString() };
+    const record: Want = { want, by, at: new Date().toISOString(), ...(holder === undefined ? {} : { holder }) };
     writeFileSync(`${file}.tmp`, JSON.stringify(record) + "\n");
     renameSync(`${file}.tmp`, file); // a reader never sees half a file
   }
@@ -195,7 +207,7 @@ export class Supervisor {
     // wanted down first, under the start lock: a keeper restarting it at this moment either
     // finishes its start before (and this stops that process) or reads "down" and starts nothing
     return this.withStartLock(service, async () => {
-      this.setWant(service, "down");
+      this.setWant(service, "down", undefined, options.holder);
       return this.stopNow(service, signal, graceMs);
     });
   }

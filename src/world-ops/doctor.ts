@@ -4,6 +4,7 @@
 // running or queued for longer than any healthy one takes. Also the refusal rebuild-storage makes
 // before it touches anything when a service cannot serve.
 import type { DagRunResponse } from "../api/schemas.ts";
+import { ApiResponseError } from "../cli/client.ts";
 import { errorMessage } from "../errors.ts";
 import { describeFindings, safeStandFindings, type Finding } from "../stand/diagnose.ts";
 import type { StandContext } from "../stand/service.ts";
@@ -32,9 +33,16 @@ async function worldFindings(): Promise<Finding[]> {
   const now = Date.now();
   for (const dagId of WORLD_DAG_IDS) {
     const runs: DagRunResponse[] = [];
-    for (const state of ["running", "queued"]) {
-      const page = await client.request<{ dag_runs: DagRunResponse[] }>("GET", `api/v2/dags/${encodeURIComponent(dagId)}/dagRuns`, { query: { state, limit: 100 } });
-      runs.push(...page.dag_runs);
+    try {
+      for (const state of ["running", "queued"]) {
+        const page = await client.request<{ dag_runs: DagRunResponse[] }>("GET", `api/v2/dags/${encodeURIComponent(dagId)}/dagRuns`, { query: { state, limit: 100 } });
+        runs.push(...page.dag_runs);
+      }
+    } catch (err) {
+      if (!(err instanceof ApiResponseError && err.status === 404)) throw err;
+      // a runner started from older code than this checkout does not know a newer world DAG
+      findings.push({ subject: "runner", problem: `it has not loaded the world DAG ${dagId}: it runs older code than this checkout`, fix: "make runner-start (restarts it on changed code)", permanent: false });
+      continue;
     }
     for (const run of runs) {
       const since = Date.parse(run.start_date ?? run.queued_at ?? "");
