@@ -77,7 +77,7 @@ export async function checkSnapshotSave(input: SnapshotTaskInput & { position: n
     if (drift.length > 0) throw new SnapshotRefusedError(input.name, `the world was built with other DDL than sql/ddl/ today (${drift.join(", ")}); no restore could take it back. Rebuild it first (make rebuild-storage)`);
     const cost = store.measureLive();
     store.checkRoom(input.name, cost.copiedBytes, "the save");
-    input.log(`snapshot '${input.name}' of position ${input.position}: ${cost.files} files, ${cost.linkedFiles} to link (${mib(cost.linkedBytes)}), ${mib(cost.copiedBytes)} to copy; ${mib(store.freeBytes())} free`);
+    input.log(`snapshot '${input.name}' of position ${input.position}: ${cost.files} files, ${cost.linkedFiles} to link, ${mib(cost.copiedBytes)} to copy; ${mib(store.freeBytes())} free`);
   });
 }
 
@@ -88,13 +88,14 @@ export async function saveSnapshot(input: SnapshotTaskInput & { position: number
   const build = await withRunnerDb((db) => readWorldBuild(db), "world-snapshot");
   const requestedBy = `${input.dagId}/${input.runId}/${input.taskId}`;
   const started = Date.now();
+  await store.emptyTrash();
   await setIngest({ ...input, desired: "stopped", requestedBy, timeoutMs: 120_000 });
   let manifest: SnapshotManifest | undefined;
   try {
     await stopWorldServices(ctx);
     const stopped = Date.now();
     throwIfAborted(input.signal, step);
-    manifest = store.save(
+    manifest = await store.save(
       input.name,
       {
         position: input.position,
@@ -106,13 +107,14 @@ export async function saveSnapshot(input: SnapshotTaskInput & { position: number
       input.signal,
     );
     for (const [part, copy] of Object.entries(manifest.parts)) {
-      input.log(`saved ${part}: ${copy.files} files, ${copy.linkedFiles} linked (${mib(copy.linkedBytes)}), ${mib(copy.copiedBytes)} copied`);
+      input.log(`saved ${part}: ${copy.files} files, ${copy.linkedFiles} linked, ${mib(copy.copiedBytes)} copied`);
     }
     input.log(`files copied in ${((Date.now() - stopped) / 1000).toFixed(1)} s (services stopped after ${((stopped - started) / 1000).toFixed(1)} s)`);
   } finally {
     await startWorldServices(ctx);
     await setIngest({ ...input, desired: "consuming", requestedBy, timeoutMs: 120_000 });
   }
+  if (manifest === undefined) throw new Error(`${step}: the save of '${input.name}' ended without a manifest`);
   input.log(`snapshot '${input.name}' saved at position ${input.position} in ${((Date.now() - started) / 1000).toFixed(1)} s: ${store.folder(input.name)}`);
   return manifest;
 }
@@ -146,22 +148,25 @@ export async function replaceWorldFiles(input: SnapshotTaskInput): Promise<void>
   const manifest = await refusing(step, () => store.openForRestore(input.name));
   const requestedBy = `${input.dagId}/${input.runId}/${input.taskId}`;
   const started = Date.now();
-  await setIngest({ ...input, desired: "stopped", requestedBy, timeoutMs: 120_000 });
-  await stopWorldServices(ctx);
-  const stopped = Date.now();
+  await store.emptyTrash();
   for (const part of snapshotParts(ctx.config, ctx.paths)) {
     const files = existsSync(part.live) ? listTree(part.live, part.filter).length : 0;
     const saved = manifest.parts[part.name];
     input.log(`replacing ${part.name}: ${files} live files (${path.relative(ctx.paths.root, part.live)}) by the snapshot's ${saved?.files ?? 0}`);
   }
+  await setIngest({ ...input, desired: "stopped", requestedBy, timeoutMs: 120_000 });
+  await stopWorldServices(ctx);
+  const stopped = Date.now();
   try {
-    const done = store.restore(input.name, input.signal);
+    const done = await store.restore(input.name, input.signal);
     input.log(`files in place in ${((Date.now() - stopped) / 1000).toFixed(1)} s: ${done.files} files, ${done.linkedFiles} linked, ${mib(done.copiedBytes)} copied`);
   } catch (err) {
     throw new WorldTaskError(step, `putting the files of '${input.name}' back failed: ${errorMessage(err)}. world_position stays -1; run world_restore again (make restore NAME=${input.name}) or make rebuild-storage`, { cause: err });
   }
   await startWorldServices(ctx);
   input.log(`services serving again ${((Date.now() - started) / 1000).toFixed(1)} s after the restore began`);
+  // the replaced files go in the background (the next save or restore empties what is left)
+  void store.emptyTrash().catch((err: unknown) => input.log(`could not remove the replaced files yet: ${errorMessage(err)}`));
 }
 
 /** The schema ledger and the catalogue recorded as this run's build: the world is the snapshot's. */

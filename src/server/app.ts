@@ -7,7 +7,10 @@ import { ApiProblem } from "../api/problem.ts";
 import type { SchemaStatusResponse } from "../api/schemas.ts";
 import { VariableNotFoundError } from "../runner/errors.ts";
 import type { RunnerService } from "../runner/service.ts";
-import { sharedWorldSources, type ServiceView } from "../web/pages/world-view.ts";
+import { sharedWorldSources, type ServiceView, type SnapshotsView } from "../web/pages/world-view.ts";
+import { loadStandConfig } from "../config/stand.ts";
+import { snapshotRows } from "../world-ops/snapshots.ts";
+import { readRestores } from "../world/restores.ts";
 import { quietStandContext } from "../stand/diagnose.ts";
 import { standStatus } from "../stand/stand.ts";
 import { describeLastExit } from "../stand/keeper.ts";
@@ -15,7 +18,7 @@ import { createWebRouter } from "../web/router.ts";
 import { worldApiRoutes } from "../web/world-api.ts";
 import { kafkaOffsetsReader } from "../web/kafka-lag.ts";
 import { WORLD_POSITION_KEY } from "../world/position.ts";
-import { runnerDatabaseUrl } from "../world/schema-ledger.ts";
+import { runnerDatabaseUrl, withRunnerDb } from "../world/schema-ledger.ts";
 import { SchemaLedgerMissingError, readSchemaStatus } from "../world/schema-status.ts";
 import { readWorldNumbers } from "../web/world-summary.ts";
 
@@ -67,6 +70,13 @@ async function standServiceViews(): Promise<ServiceView[]> {
   }));
 }
 
+/** The world snapshots and the last restores, for the World page and GET /api/v2/world/snapshots. */
+async function worldSnapshotViews(): Promise<SnapshotsView> {
+  const config = loadStandConfig();
+  const [snapshots, restores] = await Promise.all([snapshotRows(config), withRunnerDb((db) => readRestores(db, 10), "world-snapshots")]);
+  return { snapshots, restores: restores.map((r) => ({ snapshot: r.snapshot, fromPosition: r.fromPosition, toPosition: r.toPosition, runId: r.runId, restoredAt: r.restoredAt ?? null })) };
+}
+
 /** How long the World page's sources keep an answer (a refresh reads its JSON twin, then its HTML). */
 const WORLD_SOURCES_TTL_MS = 1000;
 
@@ -75,7 +85,7 @@ export function createStandApp(options: StandAppOptions): RunnerApp {
   const schemaStatus = schemaStatusSource(options);
   const kafka = kafkaOffsetsReader();
   options.shutdownSignal?.addEventListener("abort", () => void kafka.close(), { once: true });
-  const world = sharedWorldSources({ numbers: (days) => readWorldNumbers({ days }), kafka: kafka.read, schema: schemaStatus, services: standServiceViews }, WORLD_SOURCES_TTL_MS);
+  const world = sharedWorldSources({ numbers: (days) => readWorldNumbers({ days }), kafka: kafka.read, schema: schemaStatus, services: standServiceViews, snapshots: worldSnapshotViews }, WORLD_SOURCES_TTL_MS);
   const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus, world });
   return createApp({ ...options, schemaStatus, routers: [web], routes: worldApiRoutes(options.runner, world) });
 }

@@ -4,14 +4,15 @@
 // writes into <name>.partial/ and renames it when the manifest is in: a name with only a .partial
 // directory is a save that did not finish, and nothing restores it. This module knows the files; the
 // world DAGs' tasks (tasks/snapshots.ts) decide when services stop and what the world's records say.
-import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { z } from "zod";
 import type { StandConfig } from "../config/stand.ts";
 import { errorMessage } from "../errors.ts";
 import type { StandPaths } from "./paths.ts";
-import { addCopies, copyTree, emptyCopy, listTree, measureTree, type LinkRule, type TreeCopy, type TreeFilter } from "./snapshot-tree.ts";
+import { addCopies, copyTree, emptyCopy, listTree, measureTree, type BulkDirs, type LinkRule, type TreeCopy, type TreeFilter } from "./snapshot-tree.ts";
 
 /** A snapshot's name: a file name of its own, never a path. */
 export const SNAPSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -27,6 +28,8 @@ export interface SnapshotPart {
   live: string;
   link: LinkRule;
   filter: TreeFilter;
+  /** Directories linked whole with `cp -al` (ClickHouse's databases: tens of thousands of part files). */
+  bulk?: BulkDirs;
 }
 
 const layoutSchema = z.object({
@@ -37,7 +40,7 @@ const layoutSchema = z.object({
 });
 export type StandLayout = z.infer<typeof layoutSchema>;
 
-const copySchema = z.object({ files: z.number(), linkedFiles: z.number(), linkedBytes: z.number(), copiedBytes: z.number() });
+const copySchema = z.object({ files: z.number(), linkedFiles: z.number(), copiedBytes: z.number() });
 
 export const manifestSchema = z.object({
   format: z.literal(SNAPSHOT_FORMAT),
@@ -123,6 +126,10 @@ const clickhouseFilter: TreeFilter = (relative) => {
   return !(table !== undefined && relative.split("/").length >= 4 && (relative.split("/")[3] ?? "").startsWith("tmp"));
 };
 
+/** Each database's data directory (data/<db>, not system): linked whole, then mended. */
+const clickhouseDatabases: BulkDirs = (root) =>
+  existsSync(path.join(root, "data")) ? readdirSync(path.join(root, "data")).filter((db) => db !== "system").map((db) => `data/${db}`) : [];
+
 /** A Kafka segment's .log/.index/.timeindex below the partition's newest segment is closed and immutable. */
 const kafkaLinkRule: LinkRule = (relative, root) => {
   const m = /^([^/]+-\d+)\/(\d{20})\.(log|index|timeindex)$/.exec(relative);
@@ -146,6 +153,7 @@ export function snapshotParts(config: StandConfig, paths: StandPaths): SnapshotP
       live: paths.clickhouse.node(node.name).data,
       link: clickhouseLinkRule(),
       filter: clickhouseFilter,
+      bulk: clickhouseDatabases,
     })),
     { name: "kafka", service: "kafka", live: paths.kafka.data, link: kafkaLinkRule, filter: kafkaFilter },
   ];
@@ -251,31 +259,48 @@ export class SnapshotStore {
   }
 
   /** Copies every part's live data (services stopped) into <name>.partial, then the manifest, then renames. */
-  save(name: string, manifest: Omit<SnapshotManifest, "parts" | "format" | "name">, signal?: AbortSignal): SnapshotManifest {
+  async save(name: string, manifest: Omit<SnapshotManifest, "parts" | "format" | "name">, signal?: AbortSignal): Promise<SnapshotManifest> {
     const final = this.folder(name);
     const partial = final + PARTIAL;
     rmSync(partial, { recursive: true, force: true }); // an earlier try's half
     const parts: Record<string, TreeCopy> = {};
-    for (const part of snapshotParts(this.config, this.paths)) {
-      parts[part.name] = copyTree(part.live, path.join(partial, part.name), part.link, part.filter, signal);
-      this.killPoint("save", part.name);
-    }
+    // the parts side by side: the nodes' cp -al run as processes while the small parts copy here
+    await Promise.all(
+      snapshotParts(this.config, this.paths).map(async (part) => {
+        parts[part.name] = await copyTree(part.live, path.join(partial, part.name), part.link, part.filter, signal, part.bulk);
+      }),
+    );
+    for (const part of snapshotParts(this.config, this.paths)) this.killPoint("save", part.name);
     const full: SnapshotManifest = { format: SNAPSHOT_FORMAT, name, ...manifest, parts };
     writeFileSync(path.join(partial, MANIFEST), JSON.stringify(full, null, 2) + "\n");
     renameSync(partial, final);
     return full;
   }
 
-  /** Puts every part of the snapshot back in place of the live data (services stopped). */
-  restore(name: string, signal?: AbortSignal): TreeCopy {
+  /**
+   * Puts every part of the snapshot back in place of the live data (services stopped). The live
+   * data is first renamed aside into .trash (one rename per directory, whatever its size), and
+   * removed by emptyTrash once the services serve again.
+   */
+  async restore(name: string, signal?: AbortSignal): Promise<TreeCopy> {
     const folder = this.folder(name);
-    let done = emptyCopy();
+    const trash = path.join(this.dir, ".trash", `${Date.now()}-${name}`);
+    const copies: TreeCopy[] = [];
     for (const part of snapshotParts(this.config, this.paths)) {
-      clearLive(part);
-      done = addCopies(done, copyTree(path.join(folder, part.name), part.live, part.link, part.filter, signal));
+      moveLiveAside(part, path.join(trash, part.name));
       this.killPoint("restore", part.name);
     }
-    return done;
+    await Promise.all(
+      snapshotParts(this.config, this.paths).map(async (part) => {
+        copies.push(await copyTree(path.join(folder, part.name), part.live, part.link, part.filter, signal, part.bulk));
+      }),
+    );
+    return copies.reduce(addCopies, emptyCopy());
+  }
+
+  /** Removes what restores moved aside (in the background once the services serve; any leftover at the next save or restore). */
+  async emptyTrash(): Promise<void> {
+    await rm(path.join(this.dir, ".trash"), { recursive: true, force: true });
   }
 
   remove(name: string): boolean {
@@ -287,17 +312,20 @@ export class SnapshotStore {
   }
 }
 
-/** Removes what the part covers from the live data dir (for ClickHouse, every database but system). */
-function clearLive(part: SnapshotPart): void {
+/** Renames what the part covers out of the live data dir into `aside` (for ClickHouse, every database but system). */
+function moveLiveAside(part: SnapshotPart, aside: string): void {
   if (!existsSync(part.live)) return;
-  for (const top of readdirSync(part.live)) {
-    if (!part.filter(top, true)) continue;
+  mkdirSync(aside, { recursive: true });
+  if (!part.name.startsWith("clickhouse-")) {
+    renameSync(part.live, path.join(aside, "data"));
+    mkdirSync(part.live, { recursive: true });
+    return;
+  }
+  for (const top of ["metadata", "data"]) {
     const inner = path.join(part.live, top);
-    if (part.name.startsWith("clickhouse-")) {
-      for (const db of readdirSync(inner)) if (part.filter(`${top}/${db}`, true)) rmSync(path.join(inner, db), { recursive: true, force: true });
-    } else {
-      rmSync(inner, { recursive: true, force: true });
-    }
+    if (!existsSync(inner)) continue;
+    mkdirSync(path.join(aside, top), { recursive: true });
+    for (const db of readdirSync(inner)) if (part.filter(`${top}/${db}`, true)) renameSync(path.join(inner, db), path.join(aside, top, db));
   }
 }
 

@@ -46,7 +46,7 @@ async function triggerFromPage(runner: RunnerService, req: Request, res: Respons
   const dagId = dagIdOf(req);
   const body = parseBody(triggerBody, req);
   const run = await runner.triggerRun(dagId, { conf: body.conf, runType: "manual", triggeredBy: WEB_TRIGGERED_BY });
-  res.json({ dag_id: run.dagId, dag_run_id: run.runId, state: run.state, href: webPaths.run(run.dagId, run.runId) });
+  res.json({ dag_id: run.dagId, dag_run_id: run.runId, state: run.state, href: webPaths.run(run.dagId, run.runId), message: `triggered ${run.dagId}/${run.runId} (${run.state})` });
 }
 
 async function pauseFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {

@@ -3,6 +3,7 @@
 // src/server/app.ts hands these declarations to createApp; the page (/ui/world) is built from the
 // same buildWorldView, so the page and this answer cannot disagree.
 import { z } from "zod";
+import { ApiProblem } from "../api/problem.ts";
 import { defineRoute, type RouteSpec } from "../api/route.ts";
 import type { RunnerService } from "../runner/service.ts";
 import { buildWorldView, worldQuery, type WorldSources, type WorldView } from "./pages/world-view.ts";
@@ -46,6 +47,25 @@ const dqResults = z.object({
 
 const runLink = z.object({ dagId: z.string(), runId: z.string(), href: z.string() });
 
+export const worldSnapshotsResponse = z.object({
+  snapshots: z.array(
+    z.object({
+      name: z.string(),
+      state: z.enum(["complete", "partial", "unreadable"]).describe("partial: a save that did not finish; unreadable: its manifest is not one"),
+      position: z.number().int().nullable().describe("world_position when it was saved"),
+      takenAt: z.string().nullable(),
+      ownBytes: z.number().int().describe("disk only this snapshot holds"),
+      sharedBytes: z.number().int().describe("bytes it shares with the live data or another snapshot through hard links"),
+      schema: z.string().nullable().describe("a digest of the DDL build it holds"),
+      schemaIsToday: z.boolean().nullable().describe("its DDL build is sql/ddl/ today: false means a restore refuses it"),
+      problem: z.string().nullable(),
+    }),
+  ),
+  restores: z.array(
+    z.object({ snapshot: z.string(), fromPosition: z.string().nullable(), toPosition: z.number().int(), runId: z.string(), restoredAt: z.string().nullable() }),
+  ),
+});
+
 export const worldSummaryResponse = z.object({
   generatedAt: z.string(),
   days: z.number().int(),
@@ -88,6 +108,7 @@ export const worldSummaryResponse = z.object({
   )
     .nullable()
     .describe("the stand's services with the keeper's records (null: not the local-process stand)"),
+  snapshots: partOf(worldSnapshotsResponse).nullable().describe("the world snapshots and the last restores (null: no snapshot store here)"),
 });
 
 /** Compiles only while the view model fits the documented schema. */
@@ -111,6 +132,26 @@ export function worldApiRoutes(runner: RunnerService, sources: WorldSources | un
       },
       async handle({ query, res }) {
         res.json(fitsSchema(await buildWorldView(runner, sources, query.days)));
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/v2/world/snapshots",
+      operationId: "get_world_snapshots",
+      summary: "The world snapshots (name, position, taken at, disk, schema) and the last restores",
+      description:
+        "Read-only. Saving and restoring are DAG runs: POST /api/v2/dags/world_snapshot/dagRuns or /api/v2/dags/world_restore/dagRuns with conf {\"name\": …}. 503 when this runner has no snapshot store (not the local-process stand).",
+      tag: "World",
+      auth: false,
+      responses: {
+        200: { description: "Snapshots and restores", schema: worldSnapshotsResponse, schemaName: "WorldSnapshotsResponse" },
+        503: { description: "No snapshot store wired into this runner" },
+      },
+      async handle({ res }) {
+        const read = sources?.snapshots;
+        if (!read) throw new ApiProblem(503, "this runner has no snapshot store (world snapshots live on the local-process stand)");
+        const answer: z.input<typeof worldSnapshotsResponse> = await read();
+        res.json(answer);
       },
     }),
   ];

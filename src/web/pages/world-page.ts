@@ -9,7 +9,7 @@ import { html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { formatTime, renderPage } from "../layout.ts";
 import { chartLegend, stackedBarChart } from "../svg-chart.ts";
-import { WORLD_DAYS_DEFAULT, type Part, type PositionChangeView, type ServiceView, type WorldSchemaView, type WorldView } from "./world-view.ts";
+import { WORLD_DAYS_DEFAULT, type Part, type PositionChangeView, type ServiceView, type SnapshotsView, type WorldSchemaView, type WorldView } from "./world-view.ts";
 
 export const WORLD_API_PATH = "/api/v2/world/summary";
 const DQ_DAG = "dq_check";
@@ -126,6 +126,27 @@ function renderServices(services: readonly ServiceView[]): SafeHtml {
   return html`<table id="stand-services"><thead><tr><th>service</th><th>health</th><th>keeper</th><th class="num">restarts</th><th>detail</th><th>last exit</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+function mibText(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** The snapshots with a restore button each (a world_restore run, through the same-origin page action). */
+function renderSnapshots(view: SnapshotsView): SafeHtml {
+  if (view.snapshots.length === 0) return html`<p class="muted" data-empty="snapshots">no snapshots yet: <code>make snapshot NAME=…</code> saves the world</p>`;
+  const rows = view.snapshots.map((s) => {
+    const restorable = s.state === "complete" && s.schemaIsToday === true;
+    const button = restorable
+      ? html`<button type="button" class="run-action" data-snapshot="${s.name}" data-action="${webPaths.triggerAction("world_restore")}" data-body="${JSON.stringify({ conf: { name: s.name } })}">Restore</button><span class="run-action-result" role="status"></span>`
+      : html`<span class="muted">${s.problem ?? s.state}</span>`;
+    return html`<tr data-snapshot="${s.name}"><td>${s.name}</td><td>${s.state}</td><td class="num">${s.position ?? "–"}</td><td>${s.takenAt ? formatTime(s.takenAt) : "–"}</td>
+<td class="num">${mibText(s.ownBytes)}</td><td class="num">${mibText(s.sharedBytes)}</td><td><code>${s.schema ?? "–"}</code></td><td>${button}</td></tr>`;
+  });
+  const restores = view.restores.map((r) => html`<li>${r.restoredAt ? formatTime(r.restoredAt) : "?"}: <strong>${r.snapshot}</strong> (position ${r.toPosition}) over position ${r.fromPosition ?? "unset"}, <a href="${webPaths.run("world_restore", r.runId)}">${r.runId}</a></li>`);
+  return html`<table id="world-snapshots"><thead><tr><th>name</th><th>state</th><th class="num">position</th><th>taken at</th><th class="num">disk (own)</th><th class="num">shared</th><th>schema</th><th></th></tr></thead><tbody>${rows}</tbody></table>
+<p class="muted">A restore replaces the whole world (both nodes, ZooKeeper, Kafka and its group offsets, world_position); it waits for a running world DAG.</p>
+${restores.length > 0 ? html`<ul id="world-restores">${restores}</ul>` : ""}`;
+}
+
 function renderSchema(schema: WorldSchemaView): SafeHtml {
   const cls = schema.status === "in_sync" ? "state-success" : schema.status === "drift" ? "state-failed" : "state-queued";
   return html`<p id="schema-summary"><span class="badge ${cls}" data-schema-status="${schema.status}">${schema.status.replaceAll("_", " ")}</span>
@@ -148,6 +169,7 @@ ${partOr("position", view.position, (p) => html`<p><span class="position-value" 
 <section id="world-classes"><h2>purchase_vs_orders classes per order day</h2>${partOr("ClickHouse classes", view.classes, (d) => seriesChart("classes", d, true))}</section>
 <section id="world-kafka"><h2>Kafka offsets and lag</h2>${partOr("Kafka", view.kafka, renderKafka)}</section>
 <section id="world-services"><h2>Stand services</h2>${view.services === null ? html`<p class="muted">not the local-process stand: no services wired in</p>` : partOr("services", view.services, renderServices)}</section>
+<section id="world-snapshots-part"><h2>Snapshots</h2>${view.snapshots === null ? html`<p class="muted">no snapshot store wired in</p>` : partOr("snapshots", view.snapshots, renderSnapshots)}</section>
 <section id="world-schema"><h2>Schema</h2>${view.schema === null ? html`<p class="muted">no schema status wired in</p>` : partOr("schema", view.schema, renderSchema)}</section>
 </div>`;
 }

@@ -26,6 +26,8 @@ export interface WorldSources {
   schema?: SchemaStatusSource;
   /** The stand's services as check-services sees them (the local-process stand; absent elsewhere). */
   services?: () => Promise<ServiceView[]>;
+  /** The world snapshots under the stand's state directory and the last restores (local-process stand). */
+  snapshots?: () => Promise<SnapshotsView>;
   /** Longest wait for ClickHouse or Kafka before the part is shown as not answering. */
   timeoutMs?: number;
 }
@@ -68,6 +70,34 @@ export interface WorldView {
   schema: Part<WorldSchemaView> | null;
   /** null: no stand services wired in (the runner is not the local stand's). */
   services: Part<ServiceView[]> | null;
+  /** null: no snapshot store wired in. */
+  snapshots: Part<SnapshotsView> | null;
+}
+
+/** One world snapshot on the World page and in GET /api/v2/world/snapshots. */
+export interface SnapshotView {
+  name: string;
+  state: "complete" | "partial" | "unreadable";
+  position: number | null;
+  takenAt: string | null;
+  ownBytes: number;
+  sharedBytes: number;
+  schema: string | null;
+  schemaIsToday: boolean | null;
+  problem: string | null;
+}
+
+export interface RestoreView {
+  snapshot: string;
+  fromPosition: string | null;
+  toPosition: number;
+  runId: string;
+  restoredAt: string | null;
+}
+
+export interface SnapshotsView {
+  snapshots: SnapshotView[];
+  restores: RestoreView[];
 }
 
 /** One stand service on the World page: its health, and the keeper's record of it. */
@@ -114,6 +144,7 @@ export function sharedWorldSources(sources: WorldSources, ttlMs: number): WorldS
     kafka: memo(sources.kafka),
     schema: sources.schema ? memo(sources.schema) : undefined,
     services: sources.services ? memo(sources.services) : undefined,
+    snapshots: sources.snapshots ? memo(sources.snapshots) : undefined,
   };
 }
 
@@ -186,13 +217,15 @@ export async function buildWorldView(runner: RunnerService, sources: WorldSource
     : Promise.resolve(allFailed(notWired("ClickHouse")));
   const schemaSource = sources?.schema;
   const servicesSource = sources?.services;
-  const [activeRuns, position, numbers, kafka, schema, services] = await Promise.all([
+  const snapshotsSource = sources?.snapshots;
+  const [activeRuns, position, numbers, kafka, schema, services, snapshots] = await Promise.all([
     activeWorldRuns(runner),
     part(() => readPosition(runner)),
     numbersPromise,
     sources ? part(() => withTimeout(sources.kafka(), timeoutMs, "Kafka")) : Promise.resolve(notWired("Kafka")),
     schemaSource ? part(() => readSchema(schemaSource)) : Promise.resolve(null),
     servicesSource ? part(() => withTimeout(servicesSource(), timeoutMs, "the stand's services")) : Promise.resolve(null),
+    snapshotsSource ? part(() => withTimeout(snapshotsSource(), timeoutMs, "the snapshot store")) : Promise.resolve(null),
   ]);
   return {
     generatedAt: new Date().toISOString(),
@@ -204,5 +237,6 @@ export async function buildWorldView(runner: RunnerService, sources: WorldSource
     kafka,
     schema,
     services,
+    snapshots,
   };
 }
