@@ -33,11 +33,20 @@ async function tableChecksums(config: StandConfig): Promise<Record<string, strin
         const columns = await ch.query<{ name: string }>(
           `SELECT name FROM system.columns WHERE database = ${quoteString(t.database)} AND table = ${quoteString(t.name)} ORDER BY name`,
         );
-        const hashed = columns.map((c) => `cityHash64(toString(${quoteIdentifier(c.name)}))`).join(", "); // toString: 18.16 hashes no Decimal
+        // 18.16 runs out of memory (1.86 GiB) on FINAL over all ~50 columns of ods.event at 30 days,
+        // and fits in eight at a time: one sum per group of columns
         const final = FOLDING.test(t.engine) ? " FINAL" : "";
-        const rows = await ch.query<{ n: string; h: string }>(
-          `SELECT count() AS n, toString(sum(cityHash64(${hashed}))) AS h FROM ${quoteIdentifier(t.database)}.${quoteIdentifier(t.name)}${final}`,
-        );
+        const sums: string[] = [];
+        let rowsRead = "?";
+        for (let i = 0; i < columns.length; i += 8) {
+          const hashed = columns.slice(i, i + 8).map((c) => `cityHash64(toString(${quoteIdentifier(c.name)}))`).join(", "); // toString: 18.16 hashes no Decimal
+          const rows = await ch.query<{ n: string; h: string }>(
+            `SELECT count() AS n, toString(sum(cityHash64(${hashed}))) AS h FROM ${quoteIdentifier(t.database)}.${quoteIdentifier(t.name)}${final}`,
+          );
+          rowsRead = rows[0]?.n ?? "?";
+          sums.push(rows[0]?.h ?? "?");
+        }
+        const rows = [{ n: rowsRead, h: sums.join(",") }];
         out[`${node.name} ${t.database}.${t.name}`] = `${rows[0]?.n ?? "?"}:${rows[0]?.h ?? "?"}`;
       }
     } finally {

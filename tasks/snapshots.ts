@@ -47,6 +47,22 @@ async function refusing<T>(step: string, work: () => Promise<T> | T): Promise<T>
   }
 }
 
+/**
+ * Snapshots copy the services' own files, so they need the local-process stand: a service of the
+ * world that this stand neither runs nor keeps data for (the docker-compose stand's containers) is
+ * a refusal, before anything stops.
+ */
+function assertLocalServices(ctx: StandContext, name: string): void {
+  const foreign = snapshotParts(ctx.config, ctx.paths).filter((p) => ctx.supervisor.readPid(p.service) === undefined && !existsSync(p.live));
+  if (foreign.length > 0) {
+    throw new SnapshotRefusedError(
+      name,
+      `${foreign.map((p) => p.service).join(", ")} ${foreign.length === 1 ? "is" : "are"} not run by this stand (no pid file, no data under ${ctx.paths.root}): ` +
+        "world snapshots copy the services' own files and work on the local-process stand only (the docker-compose stand has none: docs/world.md, Snapshots)",
+    );
+  }
+}
+
 /** The sql/ddl files whose checksums differ between a build and today's files, one phrase each. */
 export function ddlDifferences(built: readonly DdlFileChecksum[], today: readonly DdlFileChecksum[]): string[] {
   const now = new Map(today.map((f) => [f.file, f.checksum]));
@@ -65,8 +81,9 @@ export function ddlDifferences(built: readonly DdlFileChecksum[], today: readonl
 /** Refuses a save that could not be restored or would fill the disk; reads only. */
 export async function checkSnapshotSave(input: SnapshotTaskInput & { position: number; startingDays: number }): Promise<void> {
   const step = "check_snapshot";
-  const { store } = storeOf(input);
+  const { store, ctx } = storeOf(input);
   await refusing(step, async () => {
+    assertLocalServices(ctx, input.name);
     const existing = store.list().find((s) => s.name === input.name);
     if (existing?.state === "complete") throw new SnapshotRefusedError(input.name, `a snapshot named '${input.name}' exists (position ${existing.manifest?.position ?? "?"}); remove it first (make snapshot-rm NAME=${input.name}) or choose another name`);
     if (input.position < input.startingDays) {
@@ -128,6 +145,7 @@ export async function checkSnapshotRestore(input: SnapshotTaskInput): Promise<Sn
   const { store, ctx } = storeOf(input);
   return refusing(step, async () => {
     const manifest = store.openForRestore(input.name);
+    assertLocalServices(ctx, input.name);
     const drift = ddlDifferences(manifest.ddl, await currentDdlFiles());
     if (drift.length > 0) {
       throw new SnapshotRefusedError(input.name, `snapshot '${input.name}' holds a world of another schema: its DDL differs from sql/ddl/ today in ${drift.join(", ")}; restore it with the code it was taken with, or rebuild (make rebuild-storage) and take a new one`);

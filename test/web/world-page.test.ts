@@ -5,6 +5,7 @@
 // corrupted dm.daily_revenue row, as test/dq/dq-dag.test.ts does: the page names the check and the
 // failing day and keys), then green again once the row is put back. Holds the world lock.
 import { standContext, standStatus } from "../../src/stand/stand.ts";
+import { SnapshotStore } from "../../src/stand/snapshot-store.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Page } from "playwright-core";
@@ -196,6 +197,31 @@ describe("the World page on the test stand's world", () => {
       ["fail", "pass"],
     );
     await shot("world-dq-green-again");
+  });
+
+  it("snapshots: the page lists a snapshot with its position, and its Restore button restores the world through the same-origin action", async () => {
+    const name = "world-page-snap";
+    new SnapshotStore(standContext(() => undefined).config, standContext(() => undefined).paths).remove(name);
+    const position = await readPositionText();
+    const saved = await runDag("world_snapshot", { name }, 300);
+    assert.equal(saved.run.state, "success", describeRun(saved));
+    const step = await runDag("world_next_day", { days: 1 }, 600);
+    assert.equal(step.run.state, "success", describeRun(step));
+    await page.goto(`${baseUrl}/ui/world`);
+    const row = page.locator(`#world-snapshots tr[data-snapshot="${name}"]`);
+    assert.equal(await row.locator("td").nth(2).textContent(), position, "the snapshot's position");
+    await row.locator("button.run-action").click();
+    await page.waitForFunction((n) => /triggered world_restore\//.test(document.querySelector(`#world-snapshots tr[data-snapshot="${n}"] .run-action-result`)?.textContent ?? ""), name, { timeout: 30_000 });
+    const text = (await row.locator(".run-action-result").textContent()) ?? "";
+    const runId = /world_restore\/(\S+)/.exec(text)?.[1] ?? "";
+    const restored = await waitForRun("world_restore", runId, 300);
+    assert.equal(restored.state, "success");
+    assert.equal(await readPositionText(), position, "the position is the snapshot's again");
+    await page.goto(`${baseUrl}/ui/world`);
+    assert.match((await page.locator("#world-restores li").first().textContent()) ?? "", new RegExp(`${name} \\(position ${position ?? ""}\\) over position ${Number(position) + 1}`));
+    const listed = (await (await fetch(`${baseUrl}/api/v2/world/snapshots`)).json()) as { snapshots: { name: string; position: number }[] };
+    assert.deepEqual(listed.snapshots.find((s) => s.name === name)?.position, Number(position));
+    await shot("world-snapshots");
   });
 
   it("no page error or CSP violation", () => {
