@@ -8,7 +8,7 @@ WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	snapshot restore snapshots snapshot-rm smoke check-clickhouse check-services doctor config-test lint typecheck test generate-batch generate-live bench dq
+	snapshot restore snapshots snapshot-rm smoke check-clickhouse check-services doctor config-test lint typecheck test test-fast generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -80,6 +80,9 @@ lint: ## eslint with type-aware rules
 typecheck: ## tsc --noEmit: the Node code, then the browser code (src/web/browser, DOM types)
 	npx tsc -p tsconfig.json --noEmit
 	npx tsc -p src/web/browser/tsconfig.json --noEmit
+
+test-fast: ## typecheck, lint and every test that needs no service (test/service-free.txt), two files at a time, no stand started
+	bash scripts/run-tests.sh --fast
 
 test: ## typecheck, lint and every test on the test stand (test/stand.test.yaml, started and stopped here); your world is checked untouched
 	bash scripts/run-tests.sh

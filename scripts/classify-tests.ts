@@ -1,0 +1,98 @@
+// Which test files need no service: each file is run alone against a stand config whose every port
+// is closed (the test stand's ports + 50, its own empty state dir), and the files that pass there
+// are written to test/service-free.txt, which `make test-fast` runs. A file that starts a server of
+// its own (a private clickhouse-server) needs a service too and is left out by name. Run it again
+// after adding tests (a new file not in the list only runs in `make test`, never wrongly in fast):
+//   node --import tsx scripts/classify-tests.ts [--jobs 2]
+import { execFile } from "node:child_process";
+import { readFileSync, readdirSync, statSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { parse, stringify } from "yaml";
+import { repoRoot } from "../src/config/stand.ts";
+
+const run = promisify(execFile);
+const LIST = path.join(repoRoot, "test", "service-free.txt");
+/** Files that start a server of their own: they pass without the stand, but they need a service. */
+const OWN_SERVERS = /private-clickhouse|live-clickhouse/;
+
+function testFiles(dir = path.join(repoRoot, "test")): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return testFiles(full);
+    return name.endsWith(".test.ts") ? [path.relative(repoRoot, full)] : [];
+  });
+}
+
+/** The test stand's config with every port moved by +50 (nothing listens there) and its own state dir. */
+function deadStandConfig(dir: string): string {
+  const config = parse(readFileSync(path.join(repoRoot, "test", "stand.test.yaml"), "utf8")) as Record<string, unknown>;
+  const shift = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(shift);
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, /port$/.test(k) && typeof v === "number" ? v + 50 : shift(v)]));
+    }
+    return value;
+  };
+  const dead = { ...(shift(config) as Record<string, unknown>), state_dir: path.join(dir, "state") };
+  const file = path.join(dir, "stand.dead.yaml");
+  writeFileSync(file, stringify(dead));
+  return file;
+}
+
+async function passesAlone(file: string, config: string): Promise<{ file: string; ok: boolean; seconds: number }> {
+  const started = Date.now();
+  try {
+    await run(process.execPath, ["--import", "tsx", "--test", "--test-reporter=dot", file], {
+      cwd: repoRoot,
+      timeout: 120_000,
+      maxBuffer: 16 * 1024 * 1024,
+      // passing the environment on to the child, with its own stand config
+      // eslint-disable-next-line no-restricted-properties
+      env: { ...process.env, STAND_CONFIG: config },
+    });
+    return { file, ok: true, seconds: (Date.now() - started) / 1000 };
+  } catch {
+    return { file, ok: false, seconds: (Date.now() - started) / 1000 };
+  }
+}
+
+async function main(): Promise<void> {
+  const jobs = Number(process.argv[process.argv.indexOf("--jobs") + 1] ?? 2) || 2;
+  const dir = mkdtempSync(path.join(tmpdir(), "classify-tests-"));
+  try {
+    const config = deadStandConfig(dir);
+    const files = testFiles().sort().filter((f) => !OWN_SERVERS.test(readFileSync(path.join(repoRoot, f), "utf8")));
+    const results: { file: string; ok: boolean; seconds: number }[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: jobs }, async () => {
+        while (next < files.length) {
+          const file = files[next++];
+          if (file === undefined) break;
+          const r = await passesAlone(file, config);
+          results.push(r);
+          console.log(`${r.ok ? "free " : "stand"} ${r.seconds.toFixed(1).padStart(6)} s  ${file}  (${results.length}/${files.length})`);
+        }
+      }),
+    );
+    const free = results.filter((r) => r.ok).map((r) => r.file).sort();
+    writeFileSync(
+      LIST,
+      [
+        "# Test files that pass with no service reachable: `make test-fast` runs these (typecheck and lint first).",
+        "# Written by scripts/classify-tests.ts (each file run alone against a stand whose every port is closed);",
+        "# run it again after adding tests. `make test` runs every file, listed or not.",
+        ...free,
+        "",
+      ].join("\n"),
+    );
+    const seconds = results.filter((r) => r.ok).reduce((a, r) => a + r.seconds, 0);
+    console.log(`${free.length} of ${files.length} files need no service (${seconds.toFixed(0)} s run one by one); written to ${path.relative(repoRoot, LIST)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
