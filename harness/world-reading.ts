@@ -5,7 +5,7 @@
 import { connectClickHouse } from "../src/clickhouse/client.ts";
 import { quoteIdentifier, quoteString } from "../src/clickhouse/sql.ts";
 import type { StandConfig } from "../src/config/stand.ts";
-import { takeWorldSnapshot, diffSnapshots, type WorldSnapshot } from "../src/world-ops/guard.ts";
+import { FOLDING_ENGINE, SKIPPED_ENGINES, takeWorldSnapshot, diffSnapshots, type WorldSnapshot } from "../src/world-ops/guard.ts";
 import { APPLICATION_DATABASES } from "../src/world/constants.ts";
 import { loadExpectations, runClickHouseChecks } from "../src/world-ops/checks.ts";
 
@@ -17,8 +17,6 @@ export interface ExactWorld {
   checks: Record<string, string>;
 }
 
-const SKIPPED = ["View", "MaterializedView", "Kafka", "Distributed"];
-const FOLDING = /^(Replicated)?(Replacing|Collapsing|VersionedCollapsing|Summing|Aggregating)MergeTree$/;
 
 async function tableChecksums(config: StandConfig): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -27,7 +25,7 @@ async function tableChecksums(config: StandConfig): Promise<Record<string, strin
     try {
       const tables = await ch.query<{ database: string; name: string; engine: string }>(
         `SELECT database, name, engine FROM system.tables WHERE database IN (${APPLICATION_DATABASES.map(quoteString).join(", ")})
-           AND engine NOT IN (${SKIPPED.map(quoteString).join(", ")}) ORDER BY database, name`,
+           AND engine NOT IN (${SKIPPED_ENGINES.map(quoteString).join(", ")}) ORDER BY database, name`,
       );
       for (const t of tables) {
         const columns = await ch.query<{ name: string }>(
@@ -35,7 +33,7 @@ async function tableChecksums(config: StandConfig): Promise<Record<string, strin
         );
         // 18.16 runs out of memory (1.86 GiB) on FINAL over all ~50 columns of ods.event at 30 days,
         // and fits in eight at a time: one sum per group of columns
-        const final = FOLDING.test(t.engine) ? " FINAL" : "";
+        const final = FOLDING_ENGINE.test(t.engine) ? " FINAL" : "";
         const sums: string[] = [];
         let rowsRead = "?";
         for (let i = 0; i < columns.length; i += 8) {

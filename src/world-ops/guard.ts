@@ -56,10 +56,11 @@ async function readRunner(config: StandConfig): Promise<Pick<WorldSnapshot, "pos
   }
 }
 
-const SKIPPED_ENGINES = ["View", "MaterializedView", "Kafka", "Distributed"];
+/** Engines that hold no rows of their own: views, Kafka readers, Distributed tables. */
+export const SKIPPED_ENGINES = ["View", "MaterializedView", "Kafka", "Distributed"];
 /** Engines whose background merges fold rows: their plain count() moves with nobody writing, so
  * they are counted with FINAL (the rows a query sees once merged), which merges do not change. */
-const FOLDING_ENGINE = /^(Replicated)?(Replacing|Collapsing|VersionedCollapsing|Summing|Aggregating)MergeTree$/;
+export const FOLDING_ENGINE = /^(Replicated)?(Replacing|Collapsing|VersionedCollapsing|Summing|Aggregating)MergeTree$/;
 
 async function readTables(config: StandConfig): Promise<Record<string, number>> {
   const tables: Record<string, number> = {};

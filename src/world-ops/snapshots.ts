@@ -6,22 +6,10 @@ import type { StandConfig } from "../config/stand.ts";
 import { errorMessage } from "../errors.ts";
 import { standPaths } from "../stand/paths.ts";
 import { SnapshotStore, schemaChecksum } from "../stand/snapshot-store.ts";
+import type { SnapshotSummary } from "../world/restores.ts";
 import { currentDdlFiles } from "../world/schema-ledger.ts";
 
-export interface SnapshotRow {
-  name: string;
-  /** complete: restorable when its schema is today's; partial: a save that did not finish; unreadable. */
-  state: "complete" | "partial" | "unreadable";
-  position: number | null;
-  takenAt: string | null;
-  /** Disk only this snapshot holds, and bytes it shares with the live data through hard links. */
-  ownBytes: number;
-  sharedBytes: number;
-  /** Digest of the DDL build it holds, and whether that is sql/ddl/ today. */
-  schema: string | null;
-  schemaIsToday: boolean | null;
-  problem: string | null;
-}
+export type SnapshotRow = SnapshotSummary;
 
 export async function snapshotRows(config: StandConfig): Promise<SnapshotRow[]> {
   const store = new SnapshotStore(config, standPaths(config));

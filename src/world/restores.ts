@@ -3,6 +3,22 @@
 // snapshot list route and the World page beside the position's history.
 import type pg from "pg";
 
+/** One world snapshot as listed (make snapshots, GET /api/v2/world/snapshots, the World page). */
+export interface SnapshotSummary {
+  name: string;
+  /** complete: restorable when its schema is today's; partial: a save that did not finish; unreadable. */
+  state: "complete" | "partial" | "unreadable";
+  position: number | null;
+  takenAt: string | null;
+  /** Disk only this snapshot holds, and bytes it shares with the live data through hard links. */
+  ownBytes: number;
+  sharedBytes: number;
+  /** Digest of the DDL build it holds, and whether that is sql/ddl/ today. */
+  schema: string | null;
+  schemaIsToday: boolean | null;
+  problem: string | null;
+}
+
 export interface RestoreRecord {
   snapshot: string;
   snapshotTakenAt: string;

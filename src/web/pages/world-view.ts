@@ -3,6 +3,7 @@
 // the offsets from Kafka through the sources src/server wires in, and the schema status. Every part
 // is read on its own and carries its own error: a ClickHouse or Kafka that does not answer is shown
 // as such, the page never fails for it.
+import type { SnapshotSummary } from "../../world/restores.ts";
 import { z } from "zod";
 import { DagNotFoundError, VariableNotFoundError } from "../../runner/errors.ts";
 import { coerceError } from "../../errors.ts";
@@ -75,17 +76,7 @@ export interface WorldView {
 }
 
 /** One world snapshot on the World page and in GET /api/v2/world/snapshots. */
-export interface SnapshotView {
-  name: string;
-  state: "complete" | "partial" | "unreadable";
-  position: number | null;
-  takenAt: string | null;
-  ownBytes: number;
-  sharedBytes: number;
-  schema: string | null;
-  schemaIsToday: boolean | null;
-  problem: string | null;
-}
+export type SnapshotView = SnapshotSummary;
 
 export interface RestoreView {
   snapshot: string;
