@@ -1,13 +1,15 @@
 // Prints the slowest top-level suites (one per file, mostly) of a TAP report written by node's test runner (scripts/run-tests.sh):
-//   node --import tsx scripts/test-durations.ts test-output/tests.tap [top]
+//   node --import tsx scripts/test-durations.ts [top] <report.tap> [more reports…]
 // A file is a top-level subtest ("# Subtest: /path/x.test.ts" at column 0, its "duration_ms" two
 // spaces in), so this reads only those lines.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
-const [file = "test-output/tests.tap", topText = "12"] = process.argv.slice(2);
+const [topText = "12", ...reports] = process.argv.slice(2);
 const top = Number(topText);
-const lines = readFileSync(file, "utf8").split("\n");
+const lines = (reports.length > 0 ? reports : ["test-output/tests.tap"])
+  .filter((file) => existsSync(file))
+  .flatMap((file) => readFileSync(file, "utf8").split("\n"));
 const durations: { name: string; seconds: number }[] = [];
 let current: string | undefined;
 for (const line of lines) {
