@@ -65,20 +65,18 @@ async function runnerGone(pid: number, timeoutMs = 120_000): Promise<void> {
   }
 }
 
-async function markFailed(dagId: string, runId: string): Promise<void> {
-  await api.request("PATCH", `api/v2/dags/${dagId}/dagRuns/${encodeURIComponent(runId)}`, { body: { state: "failed" } });
-}
-
 describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
   useWorldSuite({
     wholeWorld: true,
     setUp: async () => {
       await releaseAllPauses();
+      await withRunnerDb((db) => db.query("delete from runner.fail_points where note like 'snapshots:%'"));
       rmSync(failPoints, { recursive: true, force: true });
       for (const s of store.list()) store.remove(s.name);
     },
     tearDown: async () => {
       rmSync(failPoints, { recursive: true, force: true });
+      await withRunnerDb((db) => db.query("delete from runner.fail_points where note like 'snapshots:%'"));
       await standUp(standContext(quiet)); // whatever a test left down is started again
     },
   });
@@ -201,8 +199,13 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     const killed = await triggerRun("world_restore", { name: SAVED });
     await runnerGone(pid);
     assert.equal(await positionInPostgres(), "-1", "the world is marked unusable while the restore is cut short");
+    // the takeover's retry fails at this fail point before its function: the next restore, not the
+    // same run, must bring the world back (armed while the runner is dead, so by construction)
+    await withRunnerDb((db) => db.query("insert into runner.fail_points (dag_id, task_id, phase, note) values ('world_restore', 'replace_world', 'before', 'snapshots: no takeover')"));
     await useRunnerService(); // the runner back (the keeper would do it on a user's stand)
-    await markFailed("world_restore", killed.dag_run_id); // no takeover: the next restore must converge by itself
+    const ended = await waitForRun("world_restore", killed.dag_run_id, 300);
+    assert.equal(ended.state, "failed");
+    assert.equal(await positionInPostgres(), "-1");
     const refusedStep = await runDag("world_next_day", { days: 1 }, 120);
     assert.equal(refusedStep.run.state, "failed", "no step runs on a half-restored world");
     const again = await runDag("world_restore", { name: SAVED }, 300);
@@ -215,10 +218,13 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     const pid = runnerPid(ctx);
     assert.ok(pid !== undefined);
     armFailPoint("kill-save-after-clickhouse-ch1");
-    await ensureKeeper(ctx); // on a user's stand it always runs
+    await ensureKeeper(ctx); // on a user's stand it always runs; it restarts the dead runner too
     try {
       const killed = await triggerRun("world_snapshot", { name: "t-half" });
       await runnerGone(pid);
+      // the runner is dead, so nothing has retried the save yet: the retry that the takeover will run
+      // fails at this fail point before its function, so the half-written snapshot stays (by construction)
+      await withRunnerDb((db) => db.query("insert into runner.fail_points (dag_id, task_id, phase, note) values ('world_snapshot', 'save_snapshot', 'before', 'snapshots: the half stays')"));
       assert.equal(existsSync(store.folder("t-half") + ".partial"), true, "a half-written snapshot is left");
       // ZooKeeper, the nodes and Kafka were held down by the runner; it is dead, so the keeper starts them
       const deadline = Date.now() + 120_000;
@@ -229,11 +235,15 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
         }
       }
       await useRunnerService();
-      await markFailed("world_snapshot", killed.dag_run_id);
+      const ended = await waitForRun("world_snapshot", killed.dag_run_id, 300);
+      assert.equal(ended.state, "failed");
+      const save = (await taskInstances("world_snapshot", killed.dag_run_id)).get("save_snapshot");
+      assert.equal(save?.try_number, 2, "the killed try was taken over, and the retry stopped at the fail point");
       const listed = store.list().find((s) => s.name === "t-half");
       assert.equal(listed?.state, "partial");
       await assertRestoreRefused("t-half", /snapshot 't-half' is half-written: its save did not finish/, before);
     } finally {
+      await withRunnerDb((db) => db.query("delete from runner.fail_points where note = 'snapshots: the half stays'"));
       await stopKeeper(ctx);
     }
   });
