@@ -1,6 +1,7 @@
 // Which test files need no service: each file is run alone against a stand config whose every port
 // is closed (the test stand's ports + 50, its own empty state dir), and the files that pass there
-// are written to test/service-free.txt, which `make test-fast` runs. A file that starts a server of
+// without starting any process of that stand (found by STAND_CONFIG in /proc/<pid>/environ, then
+// killed) are written to test/service-free.txt, which `make test-fast` runs. A file that starts a server of
 // its own (a private clickhouse-server) needs a service too and is left out by name. Run it again
 // after adding tests (a new file not in the list only runs in `make test`, never wrongly in fast):
 //   node --import tsx scripts/classify-tests.ts [--jobs 2]
@@ -10,7 +11,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parse, stringify } from "yaml";
-import { repoRoot } from "../src/config/stand.ts";
+import { parseStandConfig, repoRoot } from "../src/config/stand.ts";
+import { standPaths } from "../src/stand/paths.ts";
+import { removeExternalDataDir } from "../src/stand/postgres.ts";
 
 const run = promisify(execFile);
 const LIST = path.join(repoRoot, "test", "service-free.txt");
@@ -25,24 +28,51 @@ function testFiles(dir = path.join(repoRoot, "test")): string[] {
   });
 }
 
-/** The test stand's config with every port moved by +50 (nothing listens there) and its own state dir. */
-function deadStandConfig(dir: string): string {
+/** The test stand's config with every port moved by `offset` (nothing listens there) and its own state dir. */
+function deadStandConfig(dir: string, offset: number): string {
   const config = parse(readFileSync(path.join(repoRoot, "test", "stand.test.yaml"), "utf8")) as Record<string, unknown>;
   const shift = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(shift);
     if (value !== null && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, /port$/.test(k) && typeof v === "number" ? v + 50 : shift(v)]));
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, /port$/.test(k) && typeof v === "number" ? v + offset : shift(v)]));
     }
     return value;
   };
-  const dead = { ...(shift(config) as Record<string, unknown>), state_dir: path.join(dir, "state") };
-  const file = path.join(dir, "stand.dead.yaml");
+  const dead = { ...(shift(config) as Record<string, unknown>), state_dir: path.join(dir, `state-${offset}`) };
+  const file = path.join(dir, `stand.dead-${offset}.yaml`);
   writeFileSync(file, stringify(dead));
   return file;
 }
 
+/** Processes started with this stand config (a test that brought a stand service up): killed, and counted. */
+function killStartedWith(config: string): number {
+  let killed = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    let environ = "";
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (!environ.split("\0").includes(`STAND_CONFIG=${config}`)) continue;
+    try {
+      process.kill(Number(pid), "SIGKILL");
+      killed += 1;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return killed;
+}
+
 async function passesAlone(file: string, config: string): Promise<{ file: string; ok: boolean; seconds: number }> {
   const started = Date.now();
+  const startedServices = (ok: boolean): { file: string; ok: boolean; seconds: number } => {
+    // a file that started a service of the stand needs one, whatever its result
+    const killed = killStartedWith(config);
+    if (killed > 0) console.log(`       ${file} started ${killed} process(es) of a stand: it needs services`);
+    return { file, ok: ok && killed === 0, seconds: (Date.now() - started) / 1000 };
+  };
   try {
     await run(process.execPath, ["--import", "tsx", "--test", "--test-reporter=dot", file], {
       cwd: repoRoot,
@@ -52,9 +82,9 @@ async function passesAlone(file: string, config: string): Promise<{ file: string
       // eslint-disable-next-line no-restricted-properties
       env: { ...process.env, STAND_CONFIG: config },
     });
-    return { file, ok: true, seconds: (Date.now() - started) / 1000 };
+    return startedServices(true);
   } catch {
-    return { file, ok: false, seconds: (Date.now() - started) / 1000 };
+    return startedServices(false);
   }
 }
 
@@ -62,12 +92,12 @@ async function main(): Promise<void> {
   const jobs = Number(process.argv[process.argv.indexOf("--jobs") + 1] ?? 2) || 2;
   const dir = mkdtempSync(path.join(tmpdir(), "classify-tests-"));
   try {
-    const config = deadStandConfig(dir);
+    const configs = Array.from({ length: jobs }, (_, job) => deadStandConfig(dir, 50 + 10 * job));
     const files = testFiles().sort().filter((f) => !OWN_SERVERS.test(readFileSync(path.join(repoRoot, f), "utf8")));
     const results: { file: string; ok: boolean; seconds: number }[] = [];
     let next = 0;
     await Promise.all(
-      Array.from({ length: jobs }, async () => {
+      configs.map(async (config) => {
         while (next < files.length) {
           const file = files[next++];
           if (file === undefined) break;
@@ -91,6 +121,11 @@ async function main(): Promise<void> {
     const seconds = results.filter((r) => r.ok).reduce((a, r) => a + r.seconds, 0);
     console.log(`${free.length} of ${files.length} files need no service (${seconds.toFixed(0)} s run one by one); written to ${path.relative(repoRoot, LIST)}`);
   } finally {
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".yaml"))) {
+      const config = path.join(dir, file);
+      killStartedWith(config);
+      removeExternalDataDir(standPaths(parseStandConfig(readFileSync(config, "utf8"), config))); // a Postgres a test initialised
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }
