@@ -30,7 +30,7 @@ const MESSAGE_DECISION_RULES = [
 ];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "generator/node_modules/**", ".stand/**", ".stand-test/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
+  { ignores: ["node_modules/**", "generator/node_modules/**", ".stand/**", ".stand-test/**", ".stand-none/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
