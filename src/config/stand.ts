@@ -49,6 +49,9 @@ export const standConfigSchema = z
         cluster: z.string().min(1),
         nodes: z.array(clickhouseNode).length(2),
         max_memory_usage_bytes: z.number().int().positive(),
+        /** How long a finished ON CLUSTER entry stays in the distributed DDL queue (ClickHouse's
+         * task_max_lifetime; absent: its own week). check-clickhouse reads every entry. */
+        ddl_queue_max_age_seconds: z.number().int().min(60).optional(),
         accounts: z
           .object({ admin: account, lifecycle: account, etl: account, reader: account })
           .strict(),
@@ -240,6 +243,8 @@ export const processEnv = Object.freeze({
   ci: process.env.CI === "true",
   /** FC_SEED: the seed a property-based test runs with (reproduces a failed run it printed). */
   fuzzSeed: process.env.FC_SEED === undefined || process.env.FC_SEED === "" ? undefined : Number(process.env.FC_SEED),
+  /** TEST_WALL_STARTED: when this make test run began (epoch seconds; scripts/run-tests.sh), if it is one. */
+  testRunStartedMs: /^\d+$/.test(process.env.TEST_WALL_STARTED ?? "") ? Number(process.env.TEST_WALL_STARTED) * 1000 : undefined,
 });
 
 export function postgresUrl(database: string, config: StandConfig = loadStandConfig()): string {

@@ -13,7 +13,7 @@ import { apiBaseUrl } from "../../src/config/stand.ts";
 import { WORLD_TOPICS } from "../../src/world/constants.ts";
 import { withKafkaAdmin } from "../../tasks/kafka-admin.ts";
 import { describeRun, readPositionText, runDag, triggerRun, waitForRun, withClickHouse } from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+import { restoreCanonicalWorld, useWorldSuite } from "../../harness/world-suite.ts";
 import { launchChromium, SCREENSHOT_DIR } from "./harness.ts";
 import { rewriteDailyRevenue } from "../../harness/mart-corruption.ts";
 
@@ -26,12 +26,9 @@ const world = useWorldSuite({
   setUp: async () => {
     const position = Number(await readPositionText());
     const hasOds = await withClickHouse((ch) => ch.query<{ result: number }>("EXISTS TABLE ods.event_v")).then((r) => Number(r[0]?.result) === 1);
-    // the world as the suite left it; recreated when it is not ready or not green
+    // the world as the suite left it; the canonical one put back when it is not ready or not green
     const ready = position >= world.passport.WORLD_STARTING_DAYS && hasOds && (await runDag("dq_check", {}, 600)).run.state === "success";
-    if (!ready) {
-      const recreated = await runDag("world_recreate", {}, 900);
-      assert.equal(recreated.run.state, "success", describeRun(recreated));
-    }
+    if (!ready) await restoreCanonicalWorld();
     chrome = await launchChromium();
     page = await chrome.browser.newPage();
     page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));

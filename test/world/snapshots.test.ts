@@ -21,7 +21,7 @@ import { playedDay } from "../../tasks/hits-consumed.ts";
 import { readRestores } from "../../src/world/restores.ts";
 import { api, describeRun, readPositionText, runDag, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun, withClickHouse, withRunnerDb } from "../../harness/rest-world.ts";
 import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../harness/runner-pauses.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+import { CANONICAL_SNAPSHOT, useWorldSuite } from "../../harness/world-suite.ts";
 import { diffExactWorlds, readExactWorld, type ExactWorld } from "../../harness/world-reading.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 
@@ -72,7 +72,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
       await releaseAllPauses();
       await withRunnerDb((db) => db.query("delete from runner.fail_points where note like 'snapshots:%'"));
       rmSync(failPoints, { recursive: true, force: true });
-      for (const s of store.list()) store.remove(s.name);
+      for (const s of store.list()) if (s.name !== CANONICAL_SNAPSHOT) store.remove(s.name);
     },
     tearDown: async () => {
       rmSync(failPoints, { recursive: true, force: true });
@@ -261,6 +261,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
   });
 
   after(() => {
-    for (const s of store.list()) store.remove(s.name);
+    // the other world suites' canonical world stays (harness/world-suite.ts)
+    for (const s of store.list()) if (s.name !== CANONICAL_SNAPSHOT) store.remove(s.name);
   });
 });
