@@ -8,7 +8,7 @@ WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	snapshot restore snapshots snapshot-rm smoke check-clickhouse check-services doctor config-test lint typecheck test test-fast generate-batch generate-live bench dq
+	snapshot restore snapshots snapshot-rm ch psql kafka-lag smoke check-clickhouse check-services doctor config-test lint typecheck test test-fast generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -55,6 +55,15 @@ runner-start: ## start the runner (API, web view, workers) as a stand service an
 
 runner-stop: ## stop the runner service
 	$(WORLD) runner stop
+
+ch: ## clickhouse-client on the stand: ACCOUNT=reader|etl|lifecycle|admin (reader), NODE=ch1|ch2 (ch1), Q='SELECT …' runs one query
+	@$(STAND) ch --account "$(or $(ACCOUNT),reader)" $(if $(NODE),--node "$(NODE)") $(if $(Q),-- --query "$(Q)")
+
+psql: ## psql on the stand's Postgres: DB=runner|stand (runner), C='select …' runs one command
+	@$(STAND) psql --database "$(or $(DB),runner)" $(if $(C),-- -c "$(C)")
+
+kafka-lag: ## every consumer group's offsets and lag per partition (Kafka's own kafka-consumer-groups.sh)
+	@$(STAND) kafka-lag
 
 smoke: ## services healthy, runner healthy, world DAGs loaded, world position readable
 	$(WORLD) smoke

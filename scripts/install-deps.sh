@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the local stand needs and is missing, and says what it did; seconds when all is there.
 #  - npm packages (npm ci) when node_modules is missing or older than package-lock.json
-#  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven, Chromium (web view tests)
+#  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven, Chromium (web view
+#    tests), kcat
 #  - the Kafka jars (kafka_2.13 + runtime dependencies) for the version in stand.yaml, via Maven,
-#    into <state_dir>/kafka/libs (git-ignored)
+#    into <state_dir>/kafka/libs, and its command-line tools' (kafka-tools) into <state_dir>/kafka/tools
+#    (git-ignored; `stand up` writes the scripts that run them into <state_dir>/bin)
 #  - the official Airflow clients for the client tests, in .venv-airflow (scripts/airflow-venv.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,7 @@ fi
 
 # --- Debian packages -------------------------------------------------------------------------
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-wanted=(postgresql clickhouse-server clickhouse-client zookeeper chromium)
+wanted=(postgresql clickhouse-server clickhouse-client zookeeper chromium kcat)
 command -v java >/dev/null || wanted+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || wanted+=(maven)
 missing=()
@@ -38,7 +40,7 @@ else
 fi
 
 # --- Kafka jars ------------------------------------------------------------------------------
-read -r kafka_version libs_dir < <(node --import tsx src/stand/cli.ts kafka-libs)
+read -r kafka_version libs_dir tools_dir < <(node --import tsx src/stand/cli.ts kafka-libs)
 stamp="$libs_dir/.fetched-version"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$kafka_version" ]; then
   say "Kafka $kafka_version jars present in $libs_dir"
@@ -73,6 +75,44 @@ POM
   mv "$libs_dir.partial" "$libs_dir"
   echo "$kafka_version" > "$stamp"
   say "fetched $(ls "$libs_dir"/*.jar | wc -l) jars ($(du -sh "$libs_dir" | cut -f1))"
+fi
+
+# --- Kafka's command-line tools (src/stand/field-tools.ts) -----------------------------------------
+tools_stamp="$tools_dir/.fetched-version"
+if [ -f "$tools_stamp" ] && [ "$(cat "$tools_stamp")" = "$kafka_version" ]; then
+  say "Kafka $kafka_version tools' jars present in $tools_dir"
+else
+  fetch_dir="$(dirname "$tools_dir")/fetch-tools"
+  mkdir -p "$fetch_dir"
+  # kafka-tools holds kafka-topics, the console consumer and producer, consumer-groups and
+  # get-offsets; connect-runtime (Kafka Connect's worker, for connect-plugin-path only) is left out
+  cat > "$fetch_dir/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.stand</groupId>
+  <artifactId>kafka-tools-libs</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$kafka_version</version>
+      <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId></exclusion></exclusions>
+    </dependency>
+  </dependencies>
+</project>
+POM
+  say "fetching Kafka $kafka_version tools' jars with Maven into $tools_dir"
+  rm -rf "$tools_dir.partial"
+  if ! mvn -B -f "$fetch_dir/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$tools_dir.partial" > "$fetch_dir/mvn.log" 2>&1; then
+    tail -40 "$fetch_dir/mvn.log"
+    say "Maven could not fetch Kafka $kafka_version's tools (full log: $fetch_dir/mvn.log)"
+    exit 1
+  fi
+  rm -rf "$tools_dir"
+  mv "$tools_dir.partial" "$tools_dir"
+  echo "$kafka_version" > "$tools_stamp"
+  say "fetched $(ls "$tools_dir"/*.jar | wc -l) jars for Kafka's tools ($(du -sh "$tools_dir" | cut -f1))"
 fi
 
 # --- Airflow clients (test/clients/) ----------------------------------------------------------

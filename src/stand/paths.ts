@@ -9,7 +9,7 @@ export interface StandPaths {
   postgres: { dir: string; data: string; log: string };
   zookeeper: { dir: string; data: string; config: string; log: string };
   clickhouse: { dir: string; users: string; node(name: string): ClickHouseNodePaths };
-  kafka: { dir: string; libs: string; data: string; config: string; log4j: string; log: string; serverLog: string; clusterId: string };
+  kafka: { dir: string; libs: string; tools: string; data: string; config: string; log4j: string; log: string; serverLog: string; clusterId: string };
 }
 
 export interface ClickHouseNodePaths {
@@ -50,6 +50,8 @@ export function standPaths(config: StandConfig = loadStandConfig()): StandPaths 
     kafka: {
       dir: kafka,
       libs: path.join(kafka, "libs"),
+      // Kafka's command-line tools' jars beside the broker's (src/stand/field-tools.ts)
+      tools: path.join(kafka, "tools"),
       data: path.join(kafka, "data"),
       config: path.join(kafka, "server.properties"),
       log4j: path.join(kafka, "log4j2.yaml"),

@@ -6,6 +6,7 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { loadStandConfig, repoRoot } from "../config/stand.ts";
 import { clickhouseNodeService } from "./clickhouse.ts";
+import { fetchedToolsVersion, writeFieldTools } from "./field-tools.ts";
 import { kafkaService } from "./kafka.ts";
 import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "./keeper-service.ts";
 import { ensureLoader, loaderStatus, stopLoader } from "./loader-service.ts";
@@ -42,6 +43,13 @@ export async function standUp(ctx: StandContext): Promise<void> {
   }
   await ensureLoader(ctx);
   if (ctx.config.keeper?.autostart === true) await ensureKeeper(ctx);
+  const tools = writeFieldTools(ctx.config, ctx.paths);
+  const toolsVersion = fetchedToolsVersion(ctx.paths);
+  ctx.print(
+    toolsVersion === ctx.config.kafka.version
+      ? `the field's tools (Kafka ${toolsVersion}'s kafka-*.sh, kcat, clickhouse-client, psql): source ${path.relative(repoRoot, tools.env)}`
+      : `Kafka's tools are not fetched for ${ctx.config.kafka.version} (found ${toolsVersion ?? "none"}): make install fetches them`,
+  );
   ctx.print(`stand is up (${((Date.now() - started) / 1000).toFixed(1)} s); state in ${ctx.paths.root}`);
 }
 
