@@ -13,7 +13,7 @@ WORLD := $(TSX) src/world-ops/cli.ts
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-install: ## install what is missing: npm packages, Debian packages (PostgreSQL, ZooKeeper, ClickHouse, Chromium), Kafka jars, the Airflow clients (.venv-airflow)
+install: ## install what is missing: npm packages, Debian packages (PostgreSQL, ZooKeeper, ClickHouse, Chromium, kcat, Prometheus), Kafka jars and its tools' jars, the Airflow clients (.venv-airflow)
 	bash scripts/install-deps.sh
 
 up: install ## stand + runner + world_initialize through the REST API (waited for), then the web address and a world summary

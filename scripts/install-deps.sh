@@ -2,7 +2,7 @@
 # Installs what the local stand needs and is missing, and says what it did; seconds when all is there.
 #  - npm packages (npm ci) when node_modules is missing or older than package-lock.json
 #  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven, Chromium (web view
-#    tests), kcat
+#    tests), kcat, Prometheus (a stand service: src/stand/prometheus.ts)
 #  - the Kafka jars (kafka_2.13 + runtime dependencies) for the version in stand.yaml, via Maven,
 #    into <state_dir>/kafka/libs, and its command-line tools' (kafka-tools) into <state_dir>/kafka/tools
 #    (git-ignored; `stand up` writes the scripts that run them into <state_dir>/bin)
@@ -24,7 +24,7 @@ fi
 
 # --- Debian packages -------------------------------------------------------------------------
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-wanted=(postgresql clickhouse-server clickhouse-client zookeeper chromium kcat)
+wanted=(postgresql clickhouse-server clickhouse-client zookeeper chromium kcat prometheus)
 command -v java >/dev/null || wanted+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || wanted+=(maven)
 missing=()

@@ -129,6 +129,28 @@ export const standConfigSchema = z
       .strict()
       .optional(),
     /**
+     * Prometheus (Debian's package) as a stand service: scrapes the runner, the loader, the keeper
+     * and itself, keeps their history, and evaluates the stand's alerting rules
+     * (src/stand/prometheus.ts, docs/stand.md "Prometheus"). Absent: no Prometheus.
+     */
+    prometheus: z
+      .object({
+        /** Loopback port of its web UI and HTTP API. */
+        port,
+        /** Where the runner reaches it when not on bind_host (its service name in a compose network). */
+        host,
+        /** How long samples are kept (Prometheus's --storage.tsdb.retention.time). */
+        retention_time: z.string().regex(/^\d+[smhdwy]$/, "prometheus.retention_time is a duration like 7d").default("7d"),
+        /** The most disk the samples may take (--storage.tsdb.retention.size). */
+        retention_size: z.string().regex(/^\d+(B|KB|MB|GB|TB)$/, "prometheus.retention_size is a size like 512MB").default("512MB"),
+        /** How often each target is scraped and the rules evaluated. */
+        scrape_interval_seconds: z.number().int().min(1).max(300).default(15),
+        /** How long a condition that says "for a while" (lag growing, rows held, a target down) must hold before its alert fires. */
+        alert_after_seconds: z.number().int().min(1).max(3600).default(300),
+      })
+      .strict()
+      .optional(),
+    /**
      * World snapshots (world_snapshot / world_restore, docs/world.md "Snapshots"): saved under
      * <state_dir>/snapshots. Absent: the defaults below.
      */
@@ -190,7 +212,8 @@ export function parseStandConfig(text: string, file: string): StandConfig {
   return result.data;
 }
 
-function collectPorts(c: StandConfig): number[] {
+/** Every port the stand's processes listen on. */
+export function collectPorts(c: StandConfig): number[] {
   return [
     c.postgres.port,
     c.zookeeper.port,
@@ -199,6 +222,7 @@ function collectPorts(c: StandConfig): number[] {
     c.runner.api_port,
     c.loader.port,
     ...(c.keeper ? [c.keeper.port] : []),
+    ...(c.prometheus ? [c.prometheus.port] : []),
     ...c.clickhouse.nodes.flatMap((n) => [n.http_port, n.tcp_port, n.interserver_port]),
   ];
 }

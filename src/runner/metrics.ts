@@ -30,6 +30,19 @@ export function createMetrics(pool: pg.Pool): RunnerMetrics {
       for (const state of RUN_STATES) this.set({ state }, rows.find((r) => r.state === state)?.n ?? 0);
     },
   });
+  new Gauge({
+    name: "runner_dag_latest_run_failed",
+    help: "1 while the newest run of the DAG (by queue time) ended failed, else 0; one series per DAG that has run",
+    labelNames: ["dag_id"],
+    registers: [registry],
+    async collect() {
+      const { rows } = await pool.query<{ dag_id: string; failed: boolean }>(
+        "select distinct on (dag_id) dag_id, state = 'failed' as failed from runner.dag_runs order by dag_id, queued_at desc, id desc",
+      );
+      this.reset();
+      for (const row of rows) this.set({ dag_id: row.dag_id }, row.failed ? 1 : 0);
+    },
+  });
   return {
     registry,
     taskDuration: new Histogram({

@@ -20,6 +20,7 @@ import { kafkaOffsetsReader } from "../web/kafka-lag.ts";
 import { WORLD_POSITION_KEY } from "../world/position.ts";
 import { runnerDatabaseUrl, withRunnerDb } from "../world/schema-ledger.ts";
 import { SchemaLedgerMissingError, readSchemaStatus } from "../world/schema-status.ts";
+import { readMetricsHistory } from "../web/metrics-history.ts";
 import { readWorldNumbers } from "../web/world-summary.ts";
 
 export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers" | "routes"> & {
@@ -85,7 +86,10 @@ export function createStandApp(options: StandAppOptions): RunnerApp {
   const schemaStatus = schemaStatusSource(options);
   const kafka = kafkaOffsetsReader();
   options.shutdownSignal?.addEventListener("abort", () => void kafka.close(), { once: true });
-  const world = sharedWorldSources({ numbers: (days) => readWorldNumbers({ days }), kafka: kafka.read, schema: schemaStatus, services: standServiceViews, snapshots: worldSnapshotViews }, WORLD_SOURCES_TTL_MS);
+  const world = sharedWorldSources(
+    { numbers: (days) => readWorldNumbers({ days }), kafka: kafka.read, schema: schemaStatus, services: standServiceViews, snapshots: worldSnapshotViews, metrics: () => readMetricsHistory(loadStandConfig()) },
+    WORLD_SOURCES_TTL_MS,
+  );
   const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus, world });
   return createApp({ ...options, schemaStatus, routers: [web], routes: worldApiRoutes(options.runner, world) });
 }

@@ -6,6 +6,7 @@ import path from "node:path";
 import { Command, Option } from "commander";
 import { loadStandConfig } from "../config/stand.ts";
 import { fetchedToolsVersion, fieldToolPaths } from "./field-tools.ts";
+import { renderRules } from "./prometheus.ts";
 import { describeLastExit } from "./keeper.ts";
 import { standClean, standContext, standDown, standStatus, standUp } from "./stand.ts";
 import { errorMessage } from "../errors.ts";
@@ -60,6 +61,15 @@ program
   .action(() => {
     const ctx = standContext();
     console.log(`${ctx.config.kafka.version} ${ctx.paths.kafka.libs} ${ctx.paths.kafka.tools}`);
+  });
+
+program
+  .command("prometheus-rules")
+  .description("print the stand's Prometheus alerting rules for this stand config (deploy/compose/prometheus/rules.yml is this, for the compose stand)")
+  .action(() => {
+    const prometheus = loadStandConfig().prometheus;
+    if (!prometheus) fail(new Error("prometheus: the stand config has no prometheus section"));
+    process.stdout.write(renderRules(prometheus));
   });
 
 program

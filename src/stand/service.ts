@@ -37,6 +37,8 @@ export interface ServiceDefinition {
   alive?(ctx: StandContext): Promise<boolean>;
   /** Runs once healthy, on every `up` (idempotent): databases, users. */
   afterHealthy?(ctx: StandContext): Promise<void>;
+  /** The status line's probe, when it has more to say than healthy or not (Prometheus: its targets and alerts). */
+  status?(ctx: StandContext): Promise<ProbeAnswer>;
 }
 
 export class PortTakenError extends Error {
@@ -163,7 +165,7 @@ export interface ServiceStatus {
 
 export async function serviceStatus(ctx: StandContext, service: ServiceDefinition): Promise<ServiceStatus> {
   const pid = ctx.supervisor.runningPid(service.name);
-  return probedStatus(service.name, service.port, pid, async () => ({ healthy: await service.probe(ctx) }));
+  return probedStatus(service.name, service.port, pid, async () => (service.status ? service.status(ctx) : { healthy: await service.probe(ctx) }));
 }
 
 export interface ProbeAnswer {

@@ -13,6 +13,7 @@ import { ensureLoader, loaderStatus, stopLoader } from "./loader-service.ts";
 import { standPaths } from "./paths.ts";
 import { SnapshotStore } from "./snapshot-store.ts";
 import { postgresService, removeExternalDataDir } from "./postgres.ts";
+import { prometheusService } from "./prometheus.ts";
 import { RUNNER_SERVICE, runnerHealthy, runnerPid } from "./runner-service.ts";
 import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
 import { nodeServiceSupervisor } from "./node-service.ts";
@@ -32,6 +33,7 @@ export function serviceGroups(ctx: StandContext): ServiceDefinition[][] {
     [zookeeperService(ctx)],
     ctx.config.clickhouse.nodes.map((node) => clickhouseNodeService(ctx, node)),
     [kafkaService(ctx)],
+    ...(ctx.config.prometheus ? [[prometheusService(ctx, ctx.config.prometheus)]] : []),
   ];
 }
 

@@ -14,7 +14,7 @@ import { Kafka, logLevel } from "kafkajs";
 import pg from "pg";
 import { connectClickHouse } from "../clickhouse/client.ts";
 import { quoteIdentifier, quoteString } from "../clickhouse/sql.ts";
-import { kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/stand.ts";
+import { collectPorts, kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/stand.ts";
 import { APPLICATION_DATABASES } from "../world/constants.ts";
 import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/position.ts";
 import { isPortOpen } from "../stand/supervisor.ts";
@@ -127,12 +127,8 @@ export function diffSnapshots(before: WorldSnapshot, after: WorldSnapshot): stri
 
 /** Ports and state directories the two stands share; a test stand must share none. */
 export function sharedResources(user: StandConfig, test: StandConfig): string[] {
-  const ports = (c: StandConfig): number[] => [
-    c.postgres.port, c.zookeeper.port, c.kafka.port, c.kafka.controller_port, c.runner.api_port,
-    ...c.clickhouse.nodes.flatMap((n) => [n.http_port, n.tcp_port, n.interserver_port]),
-  ];
-  const userPorts = new Set(ports(user));
-  const shared = ports(test).filter((p) => userPorts.has(p)).map((p) => `port ${p}`);
+  const userPorts = new Set(collectPorts(user));
+  const shared = collectPorts(test).filter((p) => userPorts.has(p)).map((p) => `port ${p}`);
   if (stateDir(user) === stateDir(test)) shared.push(`state directory ${stateDir(user)}`);
   return shared;
 }

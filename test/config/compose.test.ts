@@ -8,6 +8,7 @@ import path from "node:path";
 import { describe, test } from "node:test";
 import { repoRoot } from "../../src/config/stand.ts";
 import { LOADER_ENTRY } from "../../src/stand/loader-service.ts";
+import { renderRules } from "../../src/stand/prometheus.ts";
 import {
   bindSourcePath,
   dockerfileInstructions,
@@ -41,7 +42,7 @@ const stand = loadStandYaml(path.join(repoRoot, "stand.yaml"));
 
 const KEEPER = "clickhouse-keeper";
 const CH_NODES = ["clickhouse-01", "clickhouse-02"] as const;
-const EXPECTED_SERVICES = [KEEPER, ...CH_NODES, "kafka", "postgres", "loader", "runner"];
+const EXPECTED_SERVICES = [KEEPER, ...CH_NODES, "kafka", "postgres", "loader", "runner", "prometheus"];
 const APP_DATABASES = ["stg", "ods", "dds", "dm", "dic"];
 const DDL_QUEUE = "/clickhouse/task_queue/ddl";
 /** depends_on entries allowed to wait for service_started only, with the reason. None today. */
@@ -101,9 +102,11 @@ void describe("docker-compose.yml: services", () => {
     assert.deepEqual(unknown, [], "depends_on names a service that does not exist");
   });
 
-  void test("ClickHouse nodes wait for the keeper; the loader waits for the stores; the runner waits for everything", () => {
+  void test("ClickHouse nodes wait for the keeper; the loader waits for the stores; the runner waits for everything but Prometheus, which waits for nothing", () => {
     for (const name of CH_NODES) assert.ok(service(compose, name).depends_on?.[KEEPER], `${name} must depend on ${KEEPER}`);
-    const others = EXPECTED_SERVICES.filter((n) => n !== "runner").sort();
+    // Prometheus scrapes whoever answers and shows the rest as down: nothing waits for it, it waits for nothing
+    assert.equal(service(compose, "prometheus").depends_on, undefined);
+    const others = EXPECTED_SERVICES.filter((n) => n !== "runner" && n !== "prometheus").sort();
     assert.deepEqual(Object.keys(service(compose, "runner").depends_on ?? {}).sort(), others);
     const stores = others.filter((n) => n !== "loader");
     assert.deepEqual(Object.keys(service(compose, "loader").depends_on ?? {}).sort(), stores);
@@ -137,6 +140,7 @@ void describe("docker-compose.yml: ports and images", () => {
     postgres: [stand.postgres.port],
     runner: [stand.runner.api_port],
     loader: [stand.loader.port],
+    prometheus: stand.prometheus ? [stand.prometheus.port] : [],
   };
 
   void test("published ports bind 127.0.0.1 in the explicit ip:published:target form", () => {
@@ -152,7 +156,7 @@ void describe("docker-compose.yml: ports and images", () => {
   });
 
   void test("containers listen on the published number (Kafka: on its EXTERNAL listener)", () => {
-    for (const name of [...CH_NODES, "postgres", "runner", "loader"]) {
+    for (const name of [...CH_NODES, "postgres", "runner", "loader", "prometheus"]) {
       const wrong = ports(service(compose, name)).filter((p) => p.mapping?.target !== p.mapping?.published);
       assert.deepEqual(wrong.map((p) => p.spec), [], `${name}: container port differs from the stand port`);
     }
@@ -393,6 +397,7 @@ void describe("runner: image, stand config", () => {
       kafka: { ...c.kafka, host: undefined },
       runner: { ...c.runner, listen_host: undefined },
       loader: { ...c.loader, listen_host: undefined },
+      prometheus: c.prometheus ? { ...c.prometheus, host: undefined } : undefined,
       clickhouse: { ...c.clickhouse, nodes: c.clickhouse.nodes.map((n) => ({ ...n, name: "", host: undefined })) },
       health_timeout_seconds: 0,
     });
@@ -427,5 +432,30 @@ void describe("loader: the runner's image, its own entry point", () => {
     const grace = /^(\d+)(ms|s|m)$/.exec(loader.stop_grace_period ?? "");
     const seconds = grace ? Number(grace[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[grace[2] as "ms" | "s" | "m"] : 10;
     assert.ok(seconds >= 30, `stop_grace_period ${loader.stop_grace_period ?? "(default 10s)"}`);
+  });
+});
+
+void describe("prometheus: the stand's rules, scraping the runner and the loader", () => {
+  const prometheus = service(compose, "prometheus");
+  const inCompose = loadStandYaml(runnerStandConfigPath(service(compose, "runner")));
+
+  void test("mounts deploy/compose/prometheus/: its config names the runner and the loader by their compose names, and the rules are the stand's for the compose config", () => {
+    const config = readFileSync(mountedFile("prometheus", "/etc/prometheus/prometheus.yml"), "utf8");
+    assert.ok(inCompose.prometheus, "the compose stand config has a prometheus section (the World page reads it)");
+    assert.equal(inCompose.prometheus.host, "prometheus");
+    for (const target of [`runner:${stand.runner.api_port}`, `loader:${stand.loader.port}`, `127.0.0.1:${inCompose.prometheus.port}`]) {
+      assert.ok(config.includes(`"${target}"`), `scrapes ${target}`);
+    }
+    const rules = readFileSync(mountedFile("prometheus", "/etc/prometheus/rules.yml"), "utf8");
+    assert.equal(rules, renderRules(inCompose.prometheus), "deploy/compose/prometheus/rules.yml is the stand's rules rendered for the compose config (prometheus-rules in src/stand/cli.ts writes it)");
+  });
+
+  void test("keeps the stand's retention and listens on its port", () => {
+    const args = prometheus.command ?? [];
+    assert.ok(Array.isArray(args));
+    assert.ok(inCompose.prometheus);
+    for (const flag of [`--storage.tsdb.retention.time=${inCompose.prometheus.retention_time}`, `--storage.tsdb.retention.size=${inCompose.prometheus.retention_size}`, `--web.listen-address=0.0.0.0:${inCompose.prometheus.port}`]) {
+      assert.ok(args.includes(flag), `command has ${flag}: ${args.join(" ")}`);
+    }
   });
 });

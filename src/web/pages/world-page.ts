@@ -5,6 +5,7 @@
 // every number is also in a table under its chart. A part that could not be read says why.
 import type { DailySeries, DqCheckResult, DqResults } from "../world-summary.ts";
 import type { PartitionOffsets } from "../kafka-lag.ts";
+import type { MetricsHistoryView } from "../metrics-history.ts";
 import { html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { formatTime, renderPage } from "../layout.ts";
@@ -154,6 +155,15 @@ ${Object.entries(schema.summary).map(([k, n]) => html` <span class="muted">${k}<
 ${schema.note ? html`<p class="muted">${schema.note}</p>` : ""}<p><a href="${webPaths.schema()}">file by file on the schema page</a></p>`;
 }
 
+function renderMetrics(m: MetricsHistoryView): SafeHtml {
+  const sampled = m.lag.filter((v) => v !== null).length;
+  const chart = (id: string, name: string, values: (number | null)[]) =>
+    html`<figure class="layer" data-history="${id}"><figcaption><strong>${name}</strong></figcaption>
+${stackedBarChart({ id: `history-${id}`, labels: m.minutes, series: [{ name, counts: values.map((v) => v ?? 0) }], height: 90, seriesClass: () => "c5" })}</figure>`;
+  return html`<p><a href="${m.prometheusUrl}/alerts" id="prometheus-link">Prometheus</a> keeps the stand's metrics (<a href="${m.prometheusUrl}/graph">graphs</a>, <a href="${m.prometheusUrl}/targets">targets</a>); the last hour, per minute (UTC), ${sampled} of ${m.minutes.length} minutes sampled:</p>
+<div class="small-multiples">${chart("lag", "consumer lag of hits", m.lag)}${chart("placed", "rows placed per minute", m.placed)}</div>`;
+}
+
 export function renderWorldBody(view: WorldView): SafeHtml {
   const running =
     view.activeRuns.length === 0
@@ -168,6 +178,7 @@ ${partOr("position", view.position, (p) => html`<p><span class="position-value" 
 <section id="world-dq"><h2>Data quality</h2>${partOr("ClickHouse dq", view.dq, renderDq)}</section>
 <section id="world-classes"><h2>purchase_vs_orders classes per order day</h2>${partOr("ClickHouse classes", view.classes, (d) => seriesChart("classes", d, true))}</section>
 <section id="world-kafka"><h2>Kafka offsets and lag</h2>${partOr("Kafka", view.kafka, renderKafka)}</section>
+<section id="world-metrics"><h2>Lag and rows placed, the last hour</h2>${view.metrics === null ? html`<p class="muted">no Prometheus wired in</p>` : partOr("Prometheus", view.metrics, renderMetrics)}</section>
 <section id="world-services"><h2>Stand services</h2>${view.services === null ? html`<p class="muted">not the local-process stand: no services wired in</p>` : partOr("services", view.services, renderServices)}</section>
 <section id="world-snapshots-part"><h2>Snapshots</h2>${view.snapshots === null ? html`<p class="muted">no snapshot store wired in</p>` : partOr("snapshots", view.snapshots, renderSnapshots)}</section>
 <section id="world-schema"><h2>Schema</h2>${view.schema === null ? html`<p class="muted">no schema status wired in</p>` : partOr("schema", view.schema, renderSchema)}</section>

@@ -10,6 +10,7 @@ import { coerceError } from "../../errors.ts";
 import type { RunnerService } from "../../runner/service.ts";
 import type { VariableChange } from "../../runner/types.ts";
 import type { PartitionOffsets } from "../kafka-lag.ts";
+import type { MetricsHistoryView } from "../metrics-history.ts";
 import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../../world/position.ts";
 import type { DailySeries, DqResults, Part, WorldNumbers } from "../world-summary.ts";
 import { webPaths } from "../html.ts";
@@ -29,6 +30,8 @@ export interface WorldSources {
   services?: () => Promise<ServiceView[]>;
   /** The world snapshots under the stand's state directory and the last restores (local-process stand). */
   snapshots?: () => Promise<SnapshotsView>;
+  /** The last hour of lag and rows placed from the stand's Prometheus (absent: no Prometheus wired in). */
+  metrics?: () => Promise<MetricsHistoryView>;
   /** Longest wait for ClickHouse or Kafka before the part is shown as not answering. */
   timeoutMs?: number;
 }
@@ -73,6 +76,8 @@ export interface WorldView {
   services: Part<ServiceView[]> | null;
   /** null: no snapshot store wired in. */
   snapshots: Part<SnapshotsView> | null;
+  /** null: no Prometheus wired in. */
+  metrics: Part<MetricsHistoryView> | null;
 }
 
 /** One world snapshot on the World page and in GET /api/v2/world/snapshots. */
@@ -136,6 +141,7 @@ export function sharedWorldSources(sources: WorldSources, ttlMs: number): WorldS
     schema: sources.schema ? memo(sources.schema) : undefined,
     services: sources.services ? memo(sources.services) : undefined,
     snapshots: sources.snapshots ? memo(sources.snapshots) : undefined,
+    metrics: sources.metrics ? memo(sources.metrics) : undefined,
   };
 }
 
@@ -209,7 +215,8 @@ export async function buildWorldView(runner: RunnerService, sources: WorldSource
   const schemaSource = sources?.schema;
   const servicesSource = sources?.services;
   const snapshotsSource = sources?.snapshots;
-  const [activeRuns, position, numbers, kafka, schema, services, snapshots] = await Promise.all([
+  const metricsSource = sources?.metrics;
+  const [activeRuns, position, numbers, kafka, schema, services, snapshots, metrics] = await Promise.all([
     activeWorldRuns(runner),
     part(() => readPosition(runner)),
     numbersPromise,
@@ -217,6 +224,7 @@ export async function buildWorldView(runner: RunnerService, sources: WorldSource
     schemaSource ? part(() => readSchema(schemaSource)) : Promise.resolve(null),
     servicesSource ? part(() => withTimeout(servicesSource(), timeoutMs, "the stand's services")) : Promise.resolve(null),
     snapshotsSource ? part(() => withTimeout(snapshotsSource(), timeoutMs, "the snapshot store")) : Promise.resolve(null),
+    metricsSource ? part(() => withTimeout(metricsSource(), timeoutMs, "Prometheus")) : Promise.resolve(null),
   ]);
   return {
     generatedAt: new Date().toISOString(),
@@ -229,5 +237,6 @@ export async function buildWorldView(runner: RunnerService, sources: WorldSource
     schema,
     services,
     snapshots,
+    metrics,
   };
 }
