@@ -19,6 +19,9 @@ import { SERVER_MIGRATION_SETS } from "./migration-sets.ts";
 
 const CLOSE_GRACE_MS = 10_000;
 
+/** How long the API keeps an idle keep-alive connection open (see main). */
+const KEEP_ALIVE_MS = 65_000;
+
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -80,6 +83,13 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   });
   const host = apiListenHost(config);
   const httpServer = createServer(app);
+  // A client that reuses a keep-alive connection in the instant the server closes it gets a reset,
+  // and a POST cannot be retried blindly. With Node's 5 s default every pause of about 5 s between
+  // two calls of one client was that instant (a test stand's runDag lost a trigger so, under load);
+  // a minute moves it to pauses of a minute (undici closes an idle connection a second before the
+  // hint the server sends; other clients sooner).
+  httpServer.keepAliveTimeout = KEEP_ALIVE_MS;
+  httpServer.headersTimeout = KEEP_ALIVE_MS + 1000;
   try {
     await listen(httpServer, config.runner.api_port, host);
   } catch (err) {
