@@ -41,79 +41,56 @@ fi
 
 # --- Kafka jars ------------------------------------------------------------------------------
 read -r kafka_version libs_dir tools_dir < <(node --import tsx src/stand/cli.ts kafka-libs)
-stamp="$libs_dir/.fetched-version"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$kafka_version" ]; then
-  say "Kafka $kafka_version jars present in $libs_dir"
-else
-  fetch_dir="$(dirname "$libs_dir")/fetch"
+
+# fetch_jars <what> <dir> <pom dependencies>: the runtime closure of the dependencies, with Maven,
+# into <dir> (through <dir>.partial, then a stamp with the Kafka version: a stamped dir is complete)
+fetch_jars() {
+  local what=$1 dir=$2 dependencies=$3
+  local stamp="$dir/.fetched-version" fetch_dir="$dir.fetch"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$kafka_version" ]; then
+    say "Kafka $kafka_version $what present in $dir"
+    return
+  fi
   mkdir -p "$fetch_dir"
-  # kafka_2.13 brings the broker, controller (raft), storage tool and clients; log4j-slf4j-impl routes
-  # the broker's slf4j logging into log4j2 (without it the broker logs nothing)
   cat > "$fetch_dir/pom.xml" <<POM
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>local.stand</groupId>
-  <artifactId>kafka-libs</artifactId>
+  <artifactId>$(basename "$dir")</artifactId>
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$kafka_version</version></dependency>
-    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency>
+$dependencies
   </dependencies>
 </project>
 POM
-  say "fetching Kafka $kafka_version jars with Maven into $libs_dir"
-  rm -rf "$libs_dir.partial"
+  say "fetching Kafka $kafka_version $what with Maven into $dir"
+  rm -rf "$dir.partial"
   # Maven's own output goes to a log (it is noisy even with -q); shown only when the fetch fails
   if ! mvn -B -f "$fetch_dir/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$libs_dir.partial" > "$fetch_dir/mvn.log" 2>&1; then
+    -DincludeScope=runtime -DoutputDirectory="$dir.partial" > "$fetch_dir/mvn.log" 2>&1; then
     tail -40 "$fetch_dir/mvn.log"
-    say "Maven could not fetch Kafka $kafka_version (full log: $fetch_dir/mvn.log)"
+    say "Maven could not fetch Kafka $kafka_version $what (full log: $fetch_dir/mvn.log)"
     exit 1
   fi
-  rm -rf "$libs_dir"
-  mv "$libs_dir.partial" "$libs_dir"
+  rm -rf "$dir"
+  mv "$dir.partial" "$dir"
   echo "$kafka_version" > "$stamp"
-  say "fetched $(ls "$libs_dir"/*.jar | wc -l) jars ($(du -sh "$libs_dir" | cut -f1))"
-fi
+  say "fetched $(ls "$dir"/*.jar | wc -l) jars ($(du -sh "$dir" | cut -f1))"
+}
 
-# --- Kafka's command-line tools (src/stand/field-tools.ts) -----------------------------------------
-tools_stamp="$tools_dir/.fetched-version"
-if [ -f "$tools_stamp" ] && [ "$(cat "$tools_stamp")" = "$kafka_version" ]; then
-  say "Kafka $kafka_version tools' jars present in $tools_dir"
-else
-  fetch_dir="$(dirname "$tools_dir")/fetch-tools"
-  mkdir -p "$fetch_dir"
-  # kafka-tools holds kafka-topics, the console consumer and producer, consumer-groups and
-  # get-offsets; connect-runtime (Kafka Connect's worker, for connect-plugin-path only) is left out
-  cat > "$fetch_dir/pom.xml" <<POM
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>local.stand</groupId>
-  <artifactId>kafka-tools-libs</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency>
+# kafka_2.13 brings the broker, controller (raft), storage tool and clients; log4j-slf4j-impl routes
+# the broker's slf4j logging into log4j2 (without it the broker logs nothing)
+fetch_jars "jars" "$libs_dir" "    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$kafka_version</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency>"
+
+# Kafka's command-line tools (src/stand/field-tools.ts): kafka-tools holds kafka-topics, the console
+# consumer and producer, consumer-groups and get-offsets; connect-runtime (Kafka Connect's worker, for
+# connect-plugin-path only) is left out
+fetch_jars "tools' jars" "$tools_dir" "    <dependency>
       <groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$kafka_version</version>
       <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId></exclusion></exclusions>
-    </dependency>
-  </dependencies>
-</project>
-POM
-  say "fetching Kafka $kafka_version tools' jars with Maven into $tools_dir"
-  rm -rf "$tools_dir.partial"
-  if ! mvn -B -f "$fetch_dir/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$tools_dir.partial" > "$fetch_dir/mvn.log" 2>&1; then
-    tail -40 "$fetch_dir/mvn.log"
-    say "Maven could not fetch Kafka $kafka_version's tools (full log: $fetch_dir/mvn.log)"
-    exit 1
-  fi
-  rm -rf "$tools_dir"
-  mv "$tools_dir.partial" "$tools_dir"
-  echo "$kafka_version" > "$tools_stamp"
-  say "fetched $(ls "$tools_dir"/*.jar | wc -l) jars for Kafka's tools ($(du -sh "$tools_dir" | cut -f1))"
-fi
+    </dependency>"
 
 # --- Airflow clients (test/clients/) ----------------------------------------------------------
 bash scripts/airflow-venv.sh
