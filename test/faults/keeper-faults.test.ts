@@ -166,7 +166,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
   });
 
   it("kill -9 of every service in turn while a day streams in, no command typed: each is back and counted once, the day lands exactly", async () => {
-    const order = ["postgres", "zookeeper", "clickhouse-ch1", "clickhouse-ch2", "kafka", "runner", "loader"];
+    const order = ["postgres", "zookeeper", "clickhouse-ch1", "clickhouse-ch2", "kafka", "prometheus", "runner", "loader"];
     const before = new Map(order.map((name) => [name, kept(name)?.restarts ?? 0]));
     const said: string[] = [];
     // the day's first cycle is held before its INSERT: every kill lands while the day is read and not placed

@@ -11,7 +11,7 @@ const execFileAsync = promisify(execFile);
 test("every service of the stand answers its health check", async () => {
   const statuses = (await standStatus(standContext(() => undefined))).services.filter((s) => s.name !== "runner" && s.name !== "keeper");
   const names = statuses.map((s) => s.name);
-  assert.deepEqual(names, ["postgres", "zookeeper", "clickhouse-ch1", "clickhouse-ch2", "kafka", "loader"]);
+  assert.deepEqual(names, ["postgres", "zookeeper", "clickhouse-ch1", "clickhouse-ch2", "kafka", "prometheus", "loader"]);
   for (const s of statuses) {
     assert.ok(s.healthy, `${s.name} on port ${s.port} is not healthy: ${s.detail}`);
     assert.ok(s.pid !== undefined, `${s.name} answers but has no live pid file: ${s.detail}`);
