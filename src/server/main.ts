@@ -36,11 +36,14 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 async function closeServer(server: Server, logger: Logger): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  // a connection whose request ends meanwhile turns idle and would be kept (a minute): close it then
+  const idle = setInterval(() => server.closeIdleConnections(), 50);
   const timer = setTimeout(() => {
     logger.warn({ graceMs: CLOSE_GRACE_MS }, "requests still open after the grace period; closing their connections");
     server.closeAllConnections();
   }, CLOSE_GRACE_MS);
   await closed;
+  clearInterval(idle);
   clearTimeout(timer);
 }
 

@@ -109,6 +109,16 @@ export const worldSummaryResponse = z.object({
     .nullable()
     .describe("the stand's services with the keeper's records (null: not the local-process stand)"),
   snapshots: partOf(worldSnapshotsResponse).nullable().describe("the world snapshots and the last restores (null: no snapshot store here)"),
+  metrics: partOf(
+    z.object({
+      prometheusUrl: z.string().describe("where a browser on this machine reaches the stand's Prometheus"),
+      minutes: z.array(z.string()).describe("HH:MM (UTC) of each of the last 60 minutes, oldest first"),
+      lag: z.array(z.number().nullable()).describe("the consumer lag of hits at the end of each minute (null: no sample)"),
+      placed: z.array(z.number().nullable()).describe("rows the loader placed during each minute (null: no sample)"),
+    }),
+  )
+    .nullable()
+    .describe("the last hour of lag and rows placed, from the stand's Prometheus (null: none wired in)"),
 });
 
 /** Compiles only while the view model fits the documented schema. */
