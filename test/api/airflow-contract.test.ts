@@ -89,17 +89,22 @@ void describe("every route answers as Airflow's document says", () => {
   });
 
   void it("a running try's log carries a continuation token that reads on; a finished one's is null", async () => {
-    const run = await call<DagRunResponse>(api.baseUrl, "POST", "/api/v2/dags/api_slow/dagRuns", { headers: bearer(), body: { logical_date: null } });
-    const logPath = `/api/v2/dags/api_slow/dagRuns/${run.body.dag_run_id}/taskInstances/nap/logs/1`;
+    // the try naps until it is marked (hold_first_try): it is running for as long as the test reads,
+    // by construction (a 1.5 s nap ended before the heartbeat flushed its line about one run in ten)
+    const run = await call<DagRunResponse>(api.baseUrl, "POST", "/api/v2/dags/api_slow/dagRuns", { headers: bearer(), body: { logical_date: null, conf: { hold_first_try: true } } });
+    const base = `/api/v2/dags/api_slow/dagRuns/${run.body.dag_run_id}`;
+    const logPath = `${base}/taskInstances/nap/logs/1`;
     let first: LogPage | undefined;
-    for (let i = 0; i < 100 && !first?.continuation_token; i++) {
+    for (let i = 0; i < 200 && !first; i++) {
       const res = await call<LogPage>(api.baseUrl, "GET", logPath);
       if (res.status === 200 && res.body.content.length > 0) first = res.body;
-      else await new Promise((resolve) => setTimeout(resolve, 30));
+      else await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.ok(first?.continuation_token, "the running try's log has a token");
     assert.deepEqual(first.content.map((l) => l.event), ["napping"]);
-    await call(api.baseUrl, "GET", `/api/v2/dags/api_slow/dagRuns/${run.body.dag_run_id}/wait?timeout=10`);
+    const marked = await call(api.baseUrl, "PATCH", `${base}/taskInstances/nap`, { headers: bearer(), body: { new_state: "success" } });
+    assert.equal(marked.status, 200, marked.text);
+    await call(api.baseUrl, "GET", `${base}/wait?timeout=10`);
     const rest = await call<LogPage>(api.baseUrl, "GET", `${logPath}?token=${encodeURIComponent(first.continuation_token)}`);
     assert.equal(rest.status, 200, rest.text);
     assert.ok(!rest.body.content.some((l) => l.event === "napping"), "nothing sent twice");
