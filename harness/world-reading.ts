@@ -5,8 +5,7 @@
 import { connectClickHouse } from "../src/clickhouse/client.ts";
 import { quoteIdentifier, quoteString } from "../src/clickhouse/sql.ts";
 import type { StandConfig } from "../src/config/stand.ts";
-import { FOLDING_ENGINE, SKIPPED_ENGINES, takeWorldSnapshot, diffSnapshots, type WorldSnapshot } from "../src/world-ops/guard.ts";
-import { APPLICATION_DATABASES } from "../src/world/constants.ts";
+import { FOLDING_ENGINE, listWorldTables, takeWorldSnapshot, diffSnapshots, type WorldSnapshot } from "../src/world-ops/guard.ts";
 import { loadExpectations, runClickHouseChecks } from "../src/world-ops/checks.ts";
 
 export interface ExactWorld {
@@ -22,10 +21,7 @@ async function nodeChecksums(config: StandConfig, node: StandConfig["clickhouse"
   const out: Record<string, string> = {};
   const ch = connectClickHouse({ node: node.name, account: "reader", config, requestTimeoutMs: 60_000 });
   try {
-    const tables = await ch.query<{ database: string; name: string; engine: string }>(
-      `SELECT database, name, engine FROM system.tables WHERE database IN (${APPLICATION_DATABASES.map(quoteString).join(", ")})
-         AND engine NOT IN (${SKIPPED_ENGINES.map(quoteString).join(", ")}) ORDER BY database, name`,
-    );
+    const tables = await listWorldTables(ch);
     for (const t of tables) {
       const columns = await ch.query<{ name: string }>(
         `SELECT name FROM system.columns WHERE database = ${quoteString(t.database)} AND table = ${quoteString(t.name)} ORDER BY name`,

@@ -62,15 +62,20 @@ export const SKIPPED_ENGINES = ["View", "MaterializedView", "Kafka", "Distribute
  * they are counted with FINAL (the rows a query sees once merged), which merges do not change. */
 export const FOLDING_ENGINE = /^(Replicated)?(Replacing|Collapsing|VersionedCollapsing|Summing|Aggregating)MergeTree$/;
 
+/** The world's tables on one node that hold rows (views, Kafka readers and Distributed tables aside), in name order. */
+export function listWorldTables(ch: { query<T>(sql: string): Promise<T[]> }): Promise<{ database: string; name: string; engine: string }[]> {
+  return ch.query<{ database: string; name: string; engine: string }>(
+    `SELECT database, name, engine FROM system.tables WHERE database IN (${APPLICATION_DATABASES.map(quoteString).join(", ")})
+       AND engine NOT IN (${SKIPPED_ENGINES.map(quoteString).join(", ")}) ORDER BY database, name`,
+  );
+}
+
 async function readTables(config: StandConfig): Promise<Record<string, number>> {
   const tables: Record<string, number> = {};
   for (const node of config.clickhouse.nodes) {
     const ch = connectClickHouse({ node: node.name, account: "reader", config, requestTimeoutMs: 30_000 });
     try {
-      const list = await ch.query<{ database: string; name: string; engine: string }>(
-        `SELECT database, name, engine FROM system.tables WHERE database IN (${APPLICATION_DATABASES.map(quoteString).join(", ")})
-           AND engine NOT IN (${SKIPPED_ENGINES.map(quoteString).join(", ")}) ORDER BY database, name`,
-      );
+      const list = await listWorldTables(ch);
       for (const t of list) {
         const final = FOLDING_ENGINE.test(t.engine) ? " FINAL" : "";
         const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${quoteIdentifier(t.database)}.${quoteIdentifier(t.name)}${final}`);
