@@ -1,7 +1,8 @@
 // Which test files need no service: each file is run alone against a stand config whose every port
 // is closed (the test stand's ports + 50, its own empty state dir), and the files that pass there
 // without starting any process of that stand (found by STAND_CONFIG in /proc/<pid>/environ, then
-// killed) are written to test/service-free.txt, which `make test-fast` runs. A file that starts a server of
+// killed) and skip none of their tests (a skipped test proved nothing) are written to
+// test/service-free.txt, which `make test-fast` runs. Files run with CI=true, as CI runs them. A file that starts a server of
 // its own (a private clickhouse-server) needs a service too and is left out by name. Run it again
 // after adding tests (a new file not in the list only runs in `make test`, never wrongly in fast):
 //   node --import tsx scripts/classify-tests.ts [--jobs 2]
@@ -67,22 +68,24 @@ function killStartedWith(config: string): number {
 
 async function passesAlone(file: string, config: string): Promise<{ file: string; ok: boolean; seconds: number }> {
   const started = Date.now();
-  const startedServices = (ok: boolean): { file: string; ok: boolean; seconds: number } => {
+  const startedServices = (ok: boolean, tap = ""): { file: string; ok: boolean; seconds: number } => {
     // a file that started a service of the stand needs one, whatever its result
     const killed = killStartedWith(config);
     if (killed > 0) console.log(`       ${file} started ${killed} process(es) of a stand: it needs services`);
-    return { file, ok: ok && killed === 0, seconds: (Date.now() - started) / 1000 };
+    const skipped = tap.split("\n").filter((line) => /# SKIP/.test(line)).length;
+    if (skipped > 0) console.log(`       ${file} skipped ${skipped} test(s) with no service: it needs one to prove them`);
+    return { file, ok: ok && killed === 0 && skipped === 0, seconds: (Date.now() - started) / 1000 };
   };
   try {
-    await run(process.execPath, ["--import", "tsx", "--test", "--test-reporter=dot", file], {
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "--test", "--test-reporter=tap", file], {
       cwd: repoRoot,
       timeout: 120_000,
       maxBuffer: 16 * 1024 * 1024,
       // passing the environment on to the child, with its own stand config
       // eslint-disable-next-line no-restricted-properties
-      env: { ...process.env, STAND_CONFIG: config },
+      env: { ...process.env, STAND_CONFIG: config, CI: "true" },
     });
-    return startedServices(true);
+    return startedServices(true, stdout);
   } catch {
     return startedServices(false);
   }

@@ -13,6 +13,17 @@ tsx=(node --import tsx)
 
 service_free_files() { grep -v '^#' test/service-free.txt | grep . || true; }
 
+# a skipped test proved nothing: every skip in a TAP file is listed and fails the lane that ran it
+# (a service-free file that skips without a service is a stand file: scripts/classify-tests.ts)
+no_skips() {
+  local tap=$1 what=$2 skipped
+  skipped=$(grep '# SKIP' "$tap" 2>/dev/null || true)
+  if [ -z "$skipped" ]; then return 0; fi
+  echo "== $(grep -c . <<< "$skipped") test(s) of $what skipped; a skipped test proves nothing, so the lane fails:"
+  sed 's/^ */   /' <<< "$skipped"
+  return 1
+}
+
 # typecheck, lint and (with --with-files) the service-free files, all three at once (the machine's
 # two cores stay busy), with no stand; their output printed in turn
 service_free_lane() {
@@ -27,6 +38,7 @@ service_free_lane() {
     echo "== service-free tests (${#free[@]} files of test/service-free.txt, two at a time, no stand: test/stand.none.yaml)" > "$logs/tests"
     STAND_CONFIG=test/stand.none.yaml "${tsx[@]}" --test --test-concurrency=2 --test-reporter=spec --test-reporter-destination=stdout \
       --test-reporter=tap --test-reporter-destination=test-output/tests-free.tap "${free[@]}" >> "$logs/tests" 2>&1 || tests=$?
+    no_skips test-output/tests-free.tap "the service-free files" >> "$logs/tests" || tests=1
   fi
   wait "$typecheck_pid" || typecheck=$?
   wait "$lint_pid" || lint=$?
@@ -45,6 +57,11 @@ if [ "${1:-}" = "--fast" ]; then
   service_free_lane --with-files
   echo "== make test-fast took $(( $(date +%s) - started )) s wall"
   exit 0
+fi
+
+if [ "${1:-}" = "--check-skips" ]; then # the skip check alone, on one TAP file (test/structure/run-tests.test.ts)
+  no_skips "$2" "$3"
+  exit $?
 fi
 
 if [ "${1:-}" = "--service-free-lane" ]; then
@@ -81,6 +98,7 @@ started=$(date +%s)
 status=0
 "${tsx[@]}" --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination=test-output/tests.tap "${files[@]}" || status=$?
+no_skips test-output/tests.tap "the stand lane" || status=1
 stand_seconds=$(( $(date +%s) - started ))
 
 waited=0

@@ -41,6 +41,7 @@ export function clickhouseNodeService(ctx: StandContext, node: ClickHouseNodeCon
     stopSignal: "SIGTERM",
     stopGraceMs: 30_000,
     logFiles: [nodePaths.log, nodePaths.errorLog],
+    needs: ["zookeeper"],
     healthWhat: `SELECT from system.zookeeper as 'default' on http://${ctx.config.bind_host}:${node.http_port}`,
     hint:
       `read ${nodePaths.errorLog} and ${nodePaths.serverLog}; ports ${node.http_port}/${node.tcp_port}/${node.interserver_port} must be free; ` +

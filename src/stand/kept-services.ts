@@ -40,7 +40,7 @@ function keptVia(supervisor: Supervisor, name: string, logFiles: string[], needs
 }
 
 function infraService(c: StandContext, def: ServiceDefinition): KeptService {
-  return keptVia(c.supervisor, def.name, def.logFiles, [], {
+  return keptVia(c.supervisor, def.name, def.logFiles, def.needs ?? [], {
     serves: () => serves(c, def),
     launch: (onExit) => launchNow(c, def, { onExit }),
     stop: () => c.supervisor.stop(def.name, def.stopSignal, def.stopGraceMs, { keepWanted: true }),
@@ -56,7 +56,8 @@ function nodeService(c: StandContext, spec: NodeServiceSpec, needs: string[]): K
   });
 }
 
-/** Every stand service, in start order: the loader and the runner need Postgres (and the loader Kafka). */
+/** Every stand service, in start order: the ClickHouse nodes need ZooKeeper, the loader and the runner
+ * Postgres (and the loader Kafka). */
 export function keptServices(c: StandContext): KeptService[] {
   return [
     ...serviceGroups(c)

@@ -27,6 +27,9 @@ export interface ServiceDefinition {
   healthWhat: string;
   /** What to try when it does not come up. */
   hint: string;
+  /** Services that must serve before this one is started by the keeper (a ClickHouse node with replicated
+   * tables exits at start when ZooKeeper does not answer, and each such exit would count as a death). */
+  needs?: string[];
   /** Writes configs, creates data directories (idempotent). */
   prepare(ctx: StandContext): Promise<void>;
   launch(ctx: StandContext): StartSpec;

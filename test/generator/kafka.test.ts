@@ -1,12 +1,12 @@
 // Producing into the stand's Kafka (make stand-up) with kafkajs: every hit arrives byte-identical
 // to the file output, keys keep a client in one partition (kafkajs's DefaultPartitioner), batches
 // larger than one partition's limit are split, and order snapshots are keyed by order_id. Topics
-// are random and deleted afterwards. Without a broker the file skips locally and fails in CI.
+// are random and deleted afterwards. Without a broker the file fails: it is a stand file, never service-free.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { Kafka, logLevel, Partitioners, type Admin } from "kafkajs";
-import { loadStandConfig, processEnv } from "../../src/config/stand.ts";
+import { loadStandConfig } from "../../src/config/stand.ts";
 import { World, generateDay } from "../../generator/src/day.ts";
 import { silentLogger } from "../../generator/src/log.ts";
 import { runBatch, runSnapshots } from "../../generator/src/play.ts";
@@ -19,7 +19,6 @@ const brokers = [`${config.bind_host}:${config.kafka.port}`];
 const kafka = new Kafka({ clientId: "generator-test", brokers, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
 const admin: Admin = kafka.admin();
 const topics: string[] = [];
-let reachable = false;
 
 interface Received {
   readonly partition: number;
@@ -73,14 +72,13 @@ before(async () => {
   try {
     await admin.connect();
     await admin.listTopics();
-    reachable = true;
   } catch (err) {
-    if (processEnv.ci) throw new Error(`Kafka at ${brokers[0]} is not reachable: ${errorMessage(err)}`);
+    throw new Error(`Kafka at ${brokers[0]} is not reachable (make stand-up, or run it with make test): ${errorMessage(err)}`);
   }
 });
 
 after(async () => {
-  if (reachable && topics.length > 0) await admin.deleteTopics({ topics }).catch(() => undefined);
+  if (topics.length > 0) await admin.deleteTopics({ topics }).catch(() => undefined);
   await admin.disconnect();
 });
 
@@ -90,8 +88,7 @@ describe("generator into Kafka", () => {
 
   // Default batches, and small ones: many sends per partition, the in-flight limit reached.
   for (const batchBytes of [900_000, 50_000]) {
-    it(`every hit of day 1 arrives once, byte-identical, a client in one partition (batches of ${batchBytes} B)`, async (t) => {
-      if (!reachable) return t.skip(`no Kafka at ${brokers[0]} (make stand-up)`);
+    it(`every hit of day 1 arrives once, byte-identical, a client in one partition (batches of ${batchBytes} B)`, async () => {
       const topic = await createTopic(2);
       const report = await runBatch({ seed: DEFAULT_SEED, day: 1, days: 1, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic, batchBytes) }, silentLogger);
       assert.equal(report.sent, expected.lines.length);
@@ -111,8 +108,7 @@ describe("generator into Kafka", () => {
     });
   }
 
-  it("snapshot: order snapshots arrive keyed by order_id", async (t) => {
-    if (!reachable) return t.skip(`no Kafka at ${brokers[0]} (make stand-up)`);
+  it("snapshot: order snapshots arrive keyed by order_id", async () => {
     const topic = await createTopic(1);
     const reports = await runSnapshots({ seed: DEFAULT_SEED, day: 0, days: 2, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic) }, silentLogger);
     const total = reports.reduce((sum, r) => sum + r.orders, 0);
@@ -121,8 +117,7 @@ describe("generator into Kafka", () => {
     for (const r of received) assert.equal(r.key, (JSON.parse(r.value) as { order_id: string }).order_id);
   });
 
-  it("refuses a topic that does not exist instead of letting the broker create it", async (t) => {
-    if (!reachable) return t.skip(`no Kafka at ${brokers[0]} (make stand-up)`);
+  it("refuses a topic that does not exist instead of letting the broker create it", async () => {
     const missing = `test-generator-missing-${randomBytes(4).toString("hex")}`;
     await assert.rejects(
       runBatch({ seed: DEFAULT_SEED, day: 0, days: 1, limit: 10, output: kafkaOutput(missing) }, silentLogger),

@@ -6,6 +6,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Keeper, restartDelayMs, type KeptService, type ServiceRecord } from "../../src/stand/keeper.ts";
 import type { ExitInfo, PidRecord, Want } from "../../src/stand/supervisor.ts";
+import { keptServices } from "../../src/stand/kept-services.ts";
+import { standContext } from "../../src/stand/stand.ts";
+import { loadStandConfig } from "../../src/config/stand.ts";
 
 class Clock {
   t = Date.parse("2026-12-02T12:00:00Z");
@@ -187,6 +190,15 @@ describe("the keeper's rule", () => {
     pg.serving = true;
     await keeper.tick();
     assert.equal(runner.starts, 1);
+  });
+
+  it("the stand's kept services say what each needs: a ClickHouse node is not started before ZooKeeper serves", () => {
+    // keptServices only builds descriptions (no process is looked at); the stand config in force is read
+    const needs = Object.fromEntries(keptServices(standContext(() => undefined)).map((s) => [s.name, s.needs]));
+    for (const node of loadStandConfig().clickhouse.nodes) assert.deepEqual(needs[`clickhouse-${node.name}`], ["zookeeper"], node.name);
+    assert.deepEqual(needs.zookeeper, []);
+    assert.deepEqual(needs.runner, ["postgres"]);
+    assert.deepEqual(needs.loader, ["postgres", "kafka"]);
   });
 
   it("a live process that stops serving is given its hung time, then stopped and started again", async () => {

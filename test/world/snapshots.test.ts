@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, cpSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ensureKeeper, stopKeeper } from "../../src/stand/keeper-service.ts";
+import { ensureKeeper, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
 import { runnerPid, stopRunner } from "../../src/stand/runner-service.ts";
 import { SnapshotStore, snapshotsDir } from "../../src/stand/snapshot-store.ts";
 import { serviceGroups, standContext, standDown, standUp } from "../../src/stand/stand.ts";
@@ -230,7 +230,10 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
       const deadline = Date.now() + 120_000;
       for (const service of serviceGroups(ctx).flat()) {
         while (!(isProcessOurs(ctx.supervisor.readPid(service.name) ?? { pid: 0, marker: "", startedAt: "" }) && (await serves(ctx, service)))) {
-          assert.ok(Date.now() < deadline, `the keeper did not bring ${service.name} back within 120 s`);
+          if (Date.now() > deadline) {
+            const kept = readKeeperView(ctx).services.find((r) => r.service === service.name);
+            assert.fail(`the keeper did not bring ${service.name} back within 120 s; the keeper says: ${kept ? `${kept.state}: ${kept.message}` : "no record"}`);
+          }
           await new Promise((r) => setTimeout(r, 250));
         }
       }
