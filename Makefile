@@ -8,7 +8,7 @@ WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	snapshot restore snapshots snapshot-rm ch psql kafka-lag smoke check-clickhouse check-services doctor config-test lint typecheck test test-fast generate-batch generate-live bench dq
+	snapshot restore snapshots snapshot-rm ch psql kafka-lag bi bi-down smoke check-clickhouse check-services doctor config-test lint typecheck test test-fast generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -64,6 +64,13 @@ psql: ## psql on the stand's Postgres: DB=runner|stand (runner), C='select …' 
 
 kafka-lag: ## every consumer group's offsets and lag per partition (Kafka's own kafka-consumer-groups.sh)
 	@$(STAND) kafka-lag
+
+bi: ## Superset on the marts (optional, not part of up): installs .venv-bi the first time (about 3 min), starts it at the bi port of stand.yaml with a starter dashboard, login from stand.yaml
+	bash scripts/bi-venv.sh
+	$(STAND) bi
+
+bi-down: ## stop Superset (make down stops it too)
+	$(STAND) bi-down
 
 smoke: ## services healthy, runner healthy, world DAGs loaded, world position readable
 	$(WORLD) smoke

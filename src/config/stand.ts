@@ -151,6 +151,22 @@ export const standConfigSchema = z
       .strict()
       .optional(),
     /**
+     * Superset, the BI tool, on the stand's marts (src/stand/superset.ts, docs/stand.md "A BI tool"):
+     * optional, started by `make bi` only (never by `make up`), from the pinned virtualenv .venv-bi.
+     * It reads ClickHouse as the `reader` account. Absent: no `make bi`.
+     */
+    bi: z
+      .object({
+        /** Loopback port of Superset's web UI and REST API. */
+        port,
+        /** Superset's own login (its metadata lives in <state_dir>/bi/superset.db). */
+        admin: z.object({ username: z.string().min(1).max(64).regex(/^[A-Za-z0-9_.-]+$/, "bi.admin.username: letters, digits, _ . -"), password: z.string().min(8) }).strict(),
+        /** Flask's SECRET_KEY: signs sessions and encrypts the saved ClickHouse password. */
+        secret_key: z.string().min(32, "bi.secret_key needs at least 32 characters"),
+      })
+      .strict()
+      .optional(),
+    /**
      * World snapshots (world_snapshot / world_restore, docs/world.md "Snapshots"): saved under
      * <state_dir>/snapshots. Absent: the defaults below.
      */
@@ -223,6 +239,7 @@ export function collectPorts(c: StandConfig): number[] {
     c.loader.port,
     ...(c.keeper ? [c.keeper.port] : []),
     ...(c.prometheus ? [c.prometheus.port] : []),
+    ...(c.bi ? [c.bi.port] : []),
     ...c.clickhouse.nodes.flatMap((n) => [n.http_port, n.tcp_port, n.interserver_port]),
   ];
 }

@@ -8,7 +8,7 @@ import { loadStandConfig } from "../config/stand.ts";
 import { fetchedToolsVersion, fieldToolPaths } from "./field-tools.ts";
 import { renderRules } from "./prometheus.ts";
 import { describeLastExit } from "./keeper.ts";
-import { standClean, standContext, standDown, standStatus, standUp } from "./stand.ts";
+import { biDown, biUp, standClean, standContext, standDown, standStatus, standUp } from "./stand.ts";
 import { errorMessage } from "../errors.ts";
 
 function fail(err: unknown): never {
@@ -46,6 +46,20 @@ program
     }
     console.log(keeper.note);
     if (services.some((s) => !s.healthy)) process.exit(1);
+  });
+
+program
+  .command("bi")
+  .description("start Superset (the bi section of the stand config) and put its starter dashboard over the DM marts in place; make bi installs .venv-bi first")
+  .action(async () => {
+    await biUp(standContext()).catch(fail);
+  });
+
+program
+  .command("bi-down")
+  .description("stop Superset (it stays stopped: the keeper leaves a service stopped on purpose)")
+  .action(async () => {
+    await biDown(standContext()).catch(fail);
   });
 
 program

@@ -7,7 +7,7 @@ import { loaderSpec } from "./loader-service.ts";
 import { launchNodeService, nodeServicePaths, nodeServiceSupervisor, type NodeServiceSpec } from "./node-service.ts";
 import { runnerSpec } from "./runner-service.ts";
 import { answersWithin, launchNow, serves, type ServiceDefinition, type StandContext } from "./service.ts";
-import { serviceGroups } from "./stand.ts";
+import { optionalServices, serviceGroups } from "./stand.ts";
 import { isProcessOurs, tailFile, type Supervisor } from "./supervisor.ts";
 
 function tails(files: string[], lines: number): string[] {
@@ -57,12 +57,10 @@ function nodeService(c: StandContext, spec: NodeServiceSpec, needs: string[]): K
 }
 
 /** Every stand service, in start order: the ClickHouse nodes need ZooKeeper, the loader and the runner
- * Postgres (and the loader Kafka). */
+ * Postgres (and the loader Kafka). Superset is kept once `make bi` wanted it up. */
 export function keptServices(c: StandContext): KeptService[] {
   return [
-    ...serviceGroups(c)
-      .flat()
-      .map((def) => infraService(c, def)),
+    ...[...serviceGroups(c).flat(), ...optionalServices(c)].map((def) => infraService(c, def)),
     nodeService(c, loaderSpec(c, {}), ["postgres", "kafka"]),
     nodeService(c, runnerSpec(c), ["postgres"]),
   ];

@@ -4,7 +4,7 @@
 // starts last and stops first.
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { loadStandConfig, repoRoot } from "../config/stand.ts";
+import { loadStandConfig, repoRoot, standConfigPath } from "../config/stand.ts";
 import { clickhouseNodeService } from "./clickhouse.ts";
 import { fetchedToolsVersion, writeFieldTools } from "./field-tools.ts";
 import { kafkaService } from "./kafka.ts";
@@ -12,6 +12,7 @@ import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, t
 import { ensureLoader, loaderStatus, stopLoader } from "./loader-service.ts";
 import { standPaths } from "./paths.ts";
 import { SnapshotStore } from "./snapshot-store.ts";
+import { supersetService } from "./superset.ts";
 import { postgresService, removeExternalDataDir } from "./postgres.ts";
 import { prometheusService } from "./prometheus.ts";
 import { RUNNER_SERVICE, runnerHealthy, runnerPid } from "./runner-service.ts";
@@ -83,11 +84,29 @@ export async function startWorldServices(ctx: StandContext): Promise<void> {
   await ensureLoader(ctx);
 }
 
+/** The services `make up` does not start, only their own target: Superset (`make bi`), when configured. */
+export function optionalServices(ctx: StandContext): ServiceDefinition[] {
+  return ctx.config.bi ? [supersetService(ctx, ctx.config.bi)] : [];
+}
+
+/** `make bi`: Superset started (its metadata initialised the first time) and its starter dashboard in place. */
+export async function biUp(ctx: StandContext): Promise<void> {
+  const [superset] = optionalServices(ctx);
+  if (!superset) throw new Error(`the stand config (${standConfigPath()}) has no bi section: add one as stand.yaml has it`);
+  await launchIfNeeded(ctx, superset);
+  await waitUntilHealthy(ctx, superset);
+}
+
+/** `make bi-down`: Superset stopped (and left stopped: the keeper does not start it again). */
+export async function biDown(ctx: StandContext): Promise<void> {
+  for (const service of optionalServices(ctx)) ctx.print(`${service.name}: ${await ctx.supervisor.stop(service.name, service.stopSignal, service.stopGraceMs)}`);
+}
+
 /** Stops every service we started, last-started first. Never touches a process without our pid file. */
 export async function standDown(ctx: StandContext): Promise<void> {
   await stopKeeper(ctx); // first: nothing it watches may be started again behind us
   await stopLoader(ctx);
-  const services = serviceGroups(ctx).flat().reverse();
+  const services = [...optionalServices(ctx), ...serviceGroups(ctx).flat().reverse()];
   for (const service of services) {
     const outcome = await ctx.supervisor.stop(service.name, service.stopSignal, service.stopGraceMs);
     ctx.print(`${service.name}: ${outcome === "killed" ? `killed (did not stop within ${service.stopGraceMs / 1000} s)` : outcome}`);
@@ -112,6 +131,10 @@ export async function standStatus(ctx: StandContext): Promise<StandStatus> {
       .flat()
       .map((service) => serviceStatus(ctx, service)),
     loaderStatus(ctx),
+    // Superset has a row once `make bi` asked for it
+    ...optionalServices(ctx)
+      .filter((service) => ctx.supervisor.readWant(service.name)?.want === "up" || ctx.supervisor.runningPid(service.name) !== undefined)
+      .map((service) => serviceStatus(ctx, service)),
     // the runner and the keeper are not started by `stand up` alone: each has a row once it is wanted up
     ...(wantedUp(ctx, RUNNER_SERVICE) ? [probedStatus(RUNNER_SERVICE, ctx.config.runner.api_port, runnerPid(ctx), async () => ({ healthy: await runnerHealthy() }))] : []),
     ...(ctx.config.keeper && wantedUp(ctx, KEEPER_SERVICE)
