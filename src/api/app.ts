@@ -9,6 +9,8 @@ import { Registry } from "prom-client";
 import type { RunnerService } from "../runner/service.ts";
 import { Authenticator } from "./auth.ts";
 import type { LoginConfig } from "./auth.ts";
+import { LoginThrottle } from "./login-throttle.ts";
+import { requireCredentialsEverywhere } from "./open-listen.ts";
 import type { ApiContext, DagImportError } from "./context.ts";
 import { recordRequestMetrics } from "./metrics.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
@@ -35,6 +37,10 @@ export interface CreateAppOptions {
   token: string;
   /** Users and signing key for POST /auth/token (runner.auth); login answers 401 when absent. */
   login?: LoginConfig;
+  /** Counts of wrong passwords (the server's lives in Postgres, shared by a pool); in memory when omitted. */
+  loginThrottle?: LoginThrottle;
+  /** Every route but login and health needs credentials (a runner listening beyond loopback: src/api/open-listen.ts). */
+  credentialsEverywhere?: boolean;
   /** DAG files that failed to load (GET /api/v2/importErrors). */
   importErrors?: () => readonly DagImportError[];
   /** When the DAGs were loaded (a DAG's last_parsed_time); the app's creation when omitted. */
@@ -63,6 +69,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
   const context: ApiContext = {
     runner: options.runner,
     auth,
+    loginThrottle: options.loginThrottle ?? LoginThrottle.inMemory(),
     dags: { fileToken: (fileloc) => auth.fileToken(fileloc), loadedAt: options.dagsLoadedAt ?? new Date() },
     importErrors: options.importErrors ?? (() => []),
     logger: options.logger,
@@ -94,6 +101,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     next();
   });
   app.use(recordRequestMetrics(context.metricsRegistry));
+  if (options.credentialsEverywhere === true) app.use(requireCredentialsEverywhere(auth, context.loginThrottle));
 
   const router = express.Router();
   mountRoutes(router, specs, { requireToken: auth.requireToken(), bodyLimitBytes });

@@ -5,7 +5,10 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { RequestHandler } from "express";
 import { SignJWT, errors as joseErrors, jwtVerify } from "jose";
+import { isLoopbackHost } from "../config/stand.ts";
 import { ApiProblem } from "./problem.ts";
+
+export { isLoopbackHost };
 
 export interface LoginConfig {
   /** HS256 signing key (runner.auth.jwt_secret). */
@@ -154,4 +157,18 @@ export class Authenticator {
 /** The login user of this request (a JWT's subject), when it presented one. */
 export function userOf(locals: Record<string, unknown>): string | undefined {
   return typeof locals.user === "string" ? locals.user : undefined;
+}
+
+/** The shortest api_token a runner listening beyond loopback accepts (one a person would not guess). */
+export const MIN_OPEN_TOKEN_LENGTH = 24;
+
+/** A runner that listens beyond loopback needs a real secret: throws, naming the field, when it has none. */
+export function assertOpenListenSecured(listenHost: string, apiToken: string): void {
+  if (isLoopbackHost(listenHost)) return;
+  if (apiToken.length < MIN_OPEN_TOKEN_LENGTH) {
+    throw new Error(
+      `runner.listen_host is ${listenHost}, beyond loopback, so every route needs a token; runner.api_token is ${apiToken.length} characters and ` +
+        `must be at least ${MIN_OPEN_TOKEN_LENGTH} (a random one: openssl rand -hex 24). The runner does not start without one.`,
+    );
+  }
 }

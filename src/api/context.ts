@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { RunnerService } from "../runner/service.ts";
 import type { Authenticator } from "./auth.ts";
+import type { LoginThrottle } from "./login-throttle.ts";
 import type { SchemaStatusResponse } from "./schemas.ts";
 import type { DagSerializeContext } from "./serialize.ts";
 
@@ -21,6 +22,8 @@ export interface ApiContext {
   logger: Logger;
   metricsRegistry: Registry;
   auth: Authenticator;
+  /** Counts wrong passwords per user name and client address (POST /auth/token). */
+  loginThrottle: LoginThrottle;
   /** File tokens and the DAGs' load time, for serialising DAGs. */
   dags: DagSerializeContext;
   /** DAG files that failed to load when the runner started (none when absent). */

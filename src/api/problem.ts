@@ -34,6 +34,7 @@ const TITLES: Record<number, string> = {
   413: "Content Too Large",
   415: "Unsupported Media Type",
   422: "Unprocessable Entity",
+  429: "Too Many Requests",
   431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   503: "Service Unavailable",

@@ -85,6 +85,16 @@ export const standConfigSchema = z
             users: z
               .array(z.object({ username: z.string().min(1).max(100), password: z.string().min(8) }).strict())
               .min(1),
+            /** Wrong passwords tolerated per user name and per client address within window_seconds;
+             * beyond, logins are 429 until the window ends (src/api/login-throttle.ts). */
+            login_throttle: z
+              .object({
+                per_user: z.number().int().min(1).max(10_000).default(10),
+                per_address: z.number().int().min(1).max(100_000).default(30),
+                window_seconds: z.number().int().min(1).max(86_400).default(300),
+              })
+              .strict()
+              .default({ per_user: 10, per_address: 30, window_seconds: 300 }),
           })
           .strict()
           .optional(),
@@ -301,6 +311,11 @@ export function kafkaBroker(config: StandConfig = loadStandConfig()): string {
 /** Where clients reach a ClickHouse node over HTTP. */
 export function clickhouseHttpUrl(node: ClickHouseNodeConfig, config: StandConfig = loadStandConfig()): string {
   return `http://${node.host ?? config.bind_host}:${node.http_port}`;
+}
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** The address the runner's API listens on. */

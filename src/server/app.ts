@@ -79,7 +79,7 @@ async function worldSnapshotViews(): Promise<SnapshotsView> {
 }
 
 /** How long the World page's sources keep an answer (a refresh reads its JSON twin, then its HTML). */
-const WORLD_SOURCES_TTL_MS = 1000;
+export const WORLD_SOURCES_TTL_MS = 1000;
 
 /** The API with the web view and the world's schema status mounted: what the runner process serves. */
 export function createStandApp(options: StandAppOptions): RunnerApp {

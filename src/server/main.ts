@@ -5,6 +5,7 @@ import { createServer } from "node:http";
 import type { Server } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { pino } from "pino";
 import type { Logger } from "pino";
 import { apiListenHost, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
@@ -13,6 +14,8 @@ import { standContext } from "../stand/stand.ts";
 import { coerceError } from "../errors.ts";
 import { createRunner } from "../runner/runner.ts";
 import type { Runner } from "../runner/runner.ts";
+import { assertOpenListenSecured, isLoopbackHost } from "../api/auth.ts";
+import { LoginThrottle } from "../api/login-throttle.ts";
 import { createStandApp } from "./app.ts";
 import { loadDags } from "./dag-loader.ts";
 import { SERVER_MIGRATION_SETS } from "./migration-sets.ts";
@@ -57,6 +60,8 @@ export interface RunningServer {
 /** Starts the engine, then the API; if the port is taken, the engine is stopped again. */
 export async function startServer(logger: Logger): Promise<RunningServer> {
   const config = loadStandConfig();
+  const host = apiListenHost(config);
+  assertOpenListenSecured(host, config.runner.api_token); // before anything starts: beyond loopback, no weak token
   const { dags, importErrors, loadedAt } = await loadDags(logger.child({ component: "dags" }));
   const runner = createRunner({
     pgUrl: postgresUrl(config.postgres.runner_database, config),
@@ -69,6 +74,18 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   });
   await runner.start();
 
+  // wrong passwords counted in Postgres, so every runner on this database counts the same guesses
+  const throttlePool = new pg.Pool({ connectionString: postgresUrl(config.postgres.runner_database, config), max: 2 });
+  throttlePool.on("error", (err) => logger.warn({ err }, "login throttle: idle Postgres connection failed"));
+  let loginThrottle: LoginThrottle;
+  try {
+    loginThrottle = await LoginThrottle.inPostgres(throttlePool, config.runner.auth?.login_throttle);
+  } catch (err) {
+    await runner.stop();
+    await throttlePool.end();
+    throw err;
+  }
+
   const shutdown = new AbortController();
   const app = createStandApp({
     runner,
@@ -78,13 +95,14 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
       tokenTtlSeconds: config.runner.auth.token_ttl_seconds,
       users: config.runner.auth.users,
     },
+    loginThrottle,
+    credentialsEverywhere: !isLoopbackHost(host),
     importErrors: () => importErrors,
     dagsLoadedAt: loadedAt,
     logger: logger.child({ component: "api" }),
     metricsRegistry: runner.metrics,
     shutdownSignal: shutdown.signal,
   });
-  const host = apiListenHost(config);
   const httpServer = createServer(app);
   // A client that reuses a keep-alive connection in the instant the server closes it gets a reset,
   // and a POST cannot be retried blindly. With Node's 5 s default every pause of about 5 s between
@@ -97,6 +115,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
     await listen(httpServer, config.runner.api_port, host);
   } catch (err) {
     await runner.stop();
+    await throttlePool.end();
     const code = (err as { code?: unknown }).code;
     if (code === "EADDRINUSE") {
       throw new Error(`port ${host}:${config.runner.api_port} is taken (runner.api_port): is another runner already running?`, {
@@ -118,6 +137,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
         shutdown.abort();
         await closeServer(httpServer, logger);
         await runner.stop();
+        await throttlePool.end();
       })();
       return stopping;
     },

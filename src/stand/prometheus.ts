@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import type { StandConfig } from "../config/stand.ts";
+import { apiListenHost, isLoopbackHost, type StandConfig } from "../config/stand.ts";
 import type { StandPaths } from "./paths.ts";
 import type { ProbeAnswer, ServiceDefinition, StandContext } from "./service.ts";
 
@@ -52,7 +52,13 @@ export function renderPrometheusConfig(config: StandConfig, prometheus: Promethe
     "rule_files:",
     `  - ${JSON.stringify(paths.rules)}`,
     "scrape_configs:",
-    ...scrapeTargets(config, prometheus).flatMap(({ job, target }) => [`  - job_name: ${job}`, "    static_configs:", `      - targets: [${JSON.stringify(target)}]`]),
+    ...scrapeTargets(config, prometheus).flatMap(({ job, target }) => [
+      `  - job_name: ${job}`,
+      // a runner listening beyond loopback answers /metrics only with its token (src/api/open-listen.ts)
+      ...(job === "runner" && !isLoopbackHost(apiListenHost(config)) ? ["    authorization:", `      credentials: ${JSON.stringify(config.runner.api_token)}`] : []),
+      "    static_configs:",
+      `      - targets: [${JSON.stringify(target)}]`,
+    ]),
     "",
   ].join("\n");
 }
@@ -135,7 +141,7 @@ export function prometheusService(ctx: StandContext, prometheus: PrometheusConfi
     hint: `read ${p.log}; check that the prometheus package is installed (make install) and that port ${prometheus.port} is free`,
     prepare(c) {
       mkdirSync(p.data, { recursive: true });
-      writeFileSync(p.config, renderPrometheusConfig(c.config, prometheus, p));
+      writeFileSync(p.config, renderPrometheusConfig(c.config, prometheus, p), { mode: 0o600 }); // may carry the runner's token
       writeFileSync(p.rules, renderRules(prometheus));
       return Promise.resolve();
     },

@@ -9,6 +9,7 @@ import { Registry } from "prom-client";
 import type { RunnerApp } from "../../src/api/app.ts";
 import type { LoginConfig } from "../../src/api/auth.ts";
 import type { DagImportError } from "../../src/api/context.ts";
+import type { LoginThrottle } from "../../src/api/login-throttle.ts";
 import type { ProblemBody } from "../../src/api/problem.ts";
 import type { RunnerService } from "../../src/runner/service.ts";
 import { createStandApp } from "../../src/server/app.ts";
@@ -31,6 +32,9 @@ export interface ApiHarness {
 export interface StartApiOptions {
   login?: LoginConfig;
   importErrors?: () => readonly DagImportError[];
+  loginThrottle?: LoginThrottle;
+  /** As a runner listening beyond loopback: every route but login and health needs credentials. */
+  credentialsEverywhere?: boolean;
 }
 
 export async function startApi(runner: RunnerService, registry: Registry = new Registry(), options: StartApiOptions = {}): Promise<ApiHarness> {
@@ -40,6 +44,8 @@ export async function startApi(runner: RunnerService, registry: Registry = new R
     token: TEST_TOKEN,
     login: options.login ?? TEST_LOGIN,
     importErrors: options.importErrors,
+    loginThrottle: options.loginThrottle,
+    credentialsEverywhere: options.credentialsEverywhere,
     logger: pino({ level: "silent" }),
     metricsRegistry: registry,
     shutdownSignal: shutdown.signal,

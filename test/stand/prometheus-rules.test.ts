@@ -3,7 +3,7 @@
 // series of its state and stays quiet on series that look alike but are fine (promtool test rules).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
@@ -99,6 +99,17 @@ describe("the stand's Prometheus config and alerting rules, through promtool", (
     assert.match(await promtool(["check", "config", paths.config]), /SUCCESS/);
     const jobs = scrapeTargets(config, prometheus).map((t) => t.job);
     assert.deepEqual(jobs.slice(0, 3), ["prometheus", "runner", "loader"]);
+    assert.doesNotMatch(readFileSync(paths.config, "utf8"), /authorization:/, "a loopback runner's /metrics needs no token");
+  });
+
+  it("a runner listening beyond loopback is scraped with its token, and promtool takes that config", async () => {
+    const base = loadStandConfig();
+    const config = { ...base, runner: { ...base.runner, listen_host: "0.0.0.0", api_token: "a-token-of-twenty-four-chars-at-least" } };
+    const paths = { dir, data: path.join(dir, "data"), config: path.join(dir, "prometheus-open.yml"), rules: path.join(dir, "rules.yml"), log: path.join(dir, "log") };
+    writeFileSync(paths.rules, renderRules(prometheus));
+    writeFileSync(paths.config, renderPrometheusConfig(config, prometheus, paths));
+    assert.match(await promtool(["check", "config", paths.config]), /SUCCESS/);
+    assert.match(readFileSync(paths.config, "utf8"), /job_name: runner\n {4}authorization:\n {6}credentials: "a-token-of-twenty-four-chars-at-least"/);
   });
 
   it("each alert fires on its state and not on its look-alikes (promtool test rules)", async () => {

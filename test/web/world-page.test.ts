@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { apiBaseUrl } from "../../src/config/stand.ts";
+import { WORLD_SOURCES_TTL_MS } from "../../src/server/app.ts";
 import { WORLD_TOPICS } from "../../src/world/constants.ts";
 import { withKafkaAdmin } from "../../tasks/kafka-admin.ts";
 import { describeRun, readPositionText, runDag, triggerRun, waitForRun, withClickHouse } from "../../harness/rest-world.ts";
@@ -214,6 +215,9 @@ describe("the World page on the test stand's world", () => {
     const restored = await waitForRun("world_restore", runId, 300);
     assert.equal(restored.state, "success");
     assert.equal(await readPositionText(), position, "the position is the snapshot's again");
+    // the page's sources share a read for WORLD_SOURCES_TTL_MS from its start: one the open page's
+    // refresh began before the restore ended may still be served; past that, the page reads afresh
+    await new Promise((r) => setTimeout(r, WORLD_SOURCES_TTL_MS + 100));
     await page.goto(`${baseUrl}/ui/world`);
     assert.match((await page.locator("#world-restores li").first().textContent()) ?? "", new RegExp(`${name} \\(position ${position ?? ""}\\) over position ${Number(position) + 1}`));
     const listed = (await (await fetch(`${baseUrl}/api/v2/world/snapshots`)).json()) as { snapshots: { name: string; position: number }[] };

@@ -1,13 +1,14 @@
 // Login as Airflow's simple auth manager: POST /auth/token (JSON or form) and /auth/token/cli (what
 // airflowctl calls) take {username, password} and answer 201 {access_token}, a signed JWT with an
-// expiry; bad credentials are 401. Users and the signing key are runner.auth in stand.yaml.
+// expiry; bad credentials are 401. Users and the signing key are runner.auth in stand.yaml. Too many
+// wrong passwords for a name or from an address are 429 with Retry-After (src/api/login-throttle.ts).
 import type { ApiContext } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute } from "../route.ts";
 import type { RouteSpec } from "../route.ts";
 import { loginBody, loginResponse } from "../schemas.ts";
 
-export function loginRoutes({ auth }: ApiContext): RouteSpec[] {
+export function loginRoutes({ auth, loginThrottle }: ApiContext): RouteSpec[] {
   const login = (path: string, operationId: string, summary: string, formBody: boolean): RouteSpec =>
     defineRoute({
       method: "post",
@@ -16,7 +17,9 @@ export function loginRoutes({ auth }: ApiContext): RouteSpec[] {
       summary,
       description:
         "Airflow's simple auth manager login. The token goes in 'Authorization: Bearer <access_token>' on calls that change " +
-        "state; it expires after runner.auth.token_ttl_seconds. Bad credentials are 401.",
+        "state; it expires after runner.auth.token_ttl_seconds. Bad credentials are 401. After runner.auth.login_throttle.per_user " +
+        "wrong passwords for one user name, or per_address from one client address, within window_seconds, every login for that " +
+        "name or from that address is 429 with Retry-After until the window ends.",
       tag: "Login",
       auth: false,
       formBody,
@@ -25,13 +28,25 @@ export function loginRoutes({ auth }: ApiContext): RouteSpec[] {
       responses: {
         201: { description: "A signed JWT", schema: loginResponse, schemaName: "LoginResponse" },
         401: { description: "Unknown user or wrong password, or no login configured" },
+        429: { description: "Too many wrong passwords for this user name or from this address: Retry-After says when to try again" },
       },
-      async handle({ body, res }) {
+      async handle({ body, req, res }) {
         if (!auth.loginEnabled) {
           throw new ApiProblem(401, "this runner has no users: add runner.auth (users, jwt_secret) to the stand config", { field: "username" });
         }
+        const address = req.socket.remoteAddress ?? "unknown";
+        const refused = await loginThrottle.refusal(body.username, address);
+        if (refused) {
+          res.setHeader("Retry-After", String(refused.retryAfterSeconds));
+          const whose = refused.by === "user" ? `for user '${body.username.slice(0, 100)}'` : `from ${address}`;
+          throw new ApiProblem(429, `too many wrong passwords ${whose}: logins are refused for ${refused.retryAfterSeconds} s more`, { field: refused.by === "user" ? "username" : undefined });
+        }
         const user = auth.checkPassword(body.username, body.password);
-        if (user === undefined) throw new ApiProblem(401, "invalid username or password", { field: "password" });
+        if (user === undefined) {
+          await loginThrottle.failed(body.username, address);
+          throw new ApiProblem(401, "invalid username or password", { field: "password" });
+        }
+        await loginThrottle.succeeded(user);
         res.status(201).json({ access_token: await auth.issueToken(user) });
       },
     });

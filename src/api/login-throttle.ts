@@ -1,0 +1,90 @@
+// Wrong passwords at POST /auth/token are counted per user name and per client address
+// (rate-limiter-flexible): after `per_user` failures for one name, or `per_address` from one address,
+// within `window_seconds`, every login for that name or from that address answers 429 with
+// Retry-After until the window ends, the right password included (so guessing cannot go on).
+// A successful login clears its user's count. Airflow's FAB login is rate-limited the same way.
+//
+// On the stand the counts live in the runner's Postgres (table runner.login_throttle), so every
+// runner of a pool counts the same guesses; if Postgres does not answer, each process counts in
+// memory meanwhile (the library's insurance limiter). Tests of the API alone use memory only.
+import type pg from "pg";
+import { errorMessage } from "../errors.ts";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+
+export interface LoginThrottleConfig {
+  per_user: number;
+  per_address: number;
+  window_seconds: number;
+}
+
+export const DEFAULT_LOGIN_THROTTLE: LoginThrottleConfig = { per_user: 10, per_address: 30, window_seconds: 300 };
+
+export interface Refusal {
+  /** Which count is spent: the user name's or the client address's. */
+  by: "user" | "address";
+  retryAfterSeconds: number;
+}
+
+export class LoginThrottle {
+  private constructor(
+    private readonly byUser: RateLimiterAbstract,
+    private readonly byAddress: RateLimiterAbstract,
+    readonly config: LoginThrottleConfig,
+  ) {}
+
+  /** Counts in this process's memory (an API without a database, tests). */
+  static inMemory(config: LoginThrottleConfig = DEFAULT_LOGIN_THROTTLE): LoginThrottle {
+    const limiter = (keyPrefix: string, points: number): RateLimiterMemory => new RateLimiterMemory({ keyPrefix, points, duration: config.window_seconds });
+    return new LoginThrottle(limiter("login_user", config.per_user), limiter("login_address", config.per_address), config);
+  }
+
+  /** Counts in Postgres (table runner.login_throttle, made if missing), shared by every runner on that database. */
+  static async inPostgres(pool: pg.Pool, config: LoginThrottleConfig = DEFAULT_LOGIN_THROTTLE): Promise<LoginThrottle> {
+    const limiter = (keyPrefix: string, points: number): Promise<RateLimiterPostgres> =>
+      new Promise((resolve, reject) => {
+        const insuranceLimiter = new RateLimiterMemory({ keyPrefix, points, duration: config.window_seconds });
+        // the callback runs once its table exists (made if missing), so the first login does not race it
+        const made: RateLimiterPostgres = new RateLimiterPostgres(
+          { storeClient: pool, storeType: "pool", schemaName: "runner", tableName: "login_throttle", keyPrefix, points, duration: config.window_seconds, clearExpiredByTimeout: true, insuranceLimiter },
+          (err?: unknown) => (err === undefined || err === null ? resolve(made) : reject(new Error(`login throttle: table runner.login_throttle could not be made: ${errorMessage(err)}`))),
+        );
+      });
+    return new LoginThrottle(await limiter("login_user", config.per_user), await limiter("login_address", config.per_address), config);
+  }
+
+  /** Undefined when a login of `user` from `address` may be tried now; else which count refuses it and for how long. */
+  async refusal(user: string, address: string): Promise<Refusal | undefined> {
+    const [u, a] = await Promise.all([this.byUser.get(key(user)), this.byAddress.get(address)]);
+    if (u && u.consumedPoints >= this.config.per_user) return { by: "user", retryAfterSeconds: seconds(u) };
+    if (a && a.consumedPoints >= this.config.per_address) return { by: "address", retryAfterSeconds: seconds(a) };
+    return undefined;
+  }
+
+  /** A wrong password: one more for the name and for the address. */
+  async failed(user: string, address: string): Promise<void> {
+    await Promise.all([spend(this.byUser, key(user)), spend(this.byAddress, address)]);
+  }
+
+  /** A right password: the name's count starts again (the address's does not: other names may be guessed from it). */
+  async succeeded(user: string): Promise<void> {
+    await this.byUser.delete(key(user));
+  }
+}
+
+/** Names are compared as typed, bounded in length (the login body allows 200 characters). */
+function key(user: string): string {
+  return user.slice(0, 200);
+}
+
+function seconds(res: RateLimiterRes): number {
+  return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+}
+
+/** consume() rejects with a RateLimiterRes once the points are spent: that is the count reaching its limit, not an error. */
+async function spend(limiter: RateLimiterAbstract, k: string): Promise<void> {
+  try {
+    await limiter.consume(k);
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+  }
+}
