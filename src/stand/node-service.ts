@@ -69,12 +69,8 @@ function listFiles(dir: string): string[] {
 }
 
 /** sha256 over the paths and contents of the given files and directories and the stand config in force. */
-export function codeFingerprint(inputs: FingerprintInputs): string {
-  const files = [
-    ...inputs.dirs.flatMap((d) => listFiles(path.join(repoRoot, d))),
-    ...inputs.files.map((f) => path.join(repoRoot, f)),
-    standConfigPath(),
-  ].sort();
+export function codeFingerprint(inputs: FingerprintInputs, configFile: string = standConfigPath()): string {
+  const files = [...inputs.dirs.flatMap((d) => listFiles(path.join(repoRoot, d))), ...inputs.files.map((f) => path.join(repoRoot, f)), configFile].sort();
   const hash = createHash("sha256");
   for (const file of files) {
     hash.update(path.relative(repoRoot, file)).update("\0");
@@ -94,7 +90,7 @@ export async function launchNodeService(ctx: StandContext, spec: NodeServiceSpec
   if (!(await supervisorOf(ctx, spec).settle(spec.name, spec.port))) throw new PortTakenError(spec.name, spec.port);
   const paths = nodeServicePaths(ctx, spec.name);
   mkdirSync(paths.dir, { recursive: true });
-  const fingerprint = codeFingerprint(spec.fingerprint);
+  const fingerprint = codeFingerprint(spec.fingerprint, ctx.configFile);
   const start: StartSpec = {
     service: spec.name,
     command: process.execPath,
@@ -102,6 +98,9 @@ export async function launchNodeService(ctx: StandContext, spec: NodeServiceSpec
     logFile: paths.log,
     marker: spec.entry,
     cwd: repoRoot,
+    // a context read from another stand file hands it on (a second host's runner on this machine)
+    // eslint-disable-next-line no-restricted-properties -- the child inherits this environment
+    env: ctx.configFile === undefined ? undefined : { ...process.env, STAND_CONFIG: ctx.configFile },
   };
   const pid = supervisorOf(ctx, spec).start({ ...withStartFailPoint(ctx, start), onExit: options.onExit });
   writeFileSync(paths.fingerprint, `${fingerprint}\n`);
@@ -135,7 +134,7 @@ function startedFrom(ctx: StandContext, spec: NodeServiceSpec): string | undefin
 export async function ensureNodeService(ctx: StandContext, spec: NodeServiceSpec): Promise<EnsureOutcome> {
   const outcome = await supervisorOf(ctx, spec).withStartLock(spec.name, async (): Promise<EnsureOutcome> => {
     const pid = nodeServicePid(ctx, spec);
-    if (pid !== undefined && startedFrom(ctx, spec) === codeFingerprint(spec.fingerprint)) {
+    if (pid !== undefined && startedFrom(ctx, spec) === codeFingerprint(spec.fingerprint, ctx.configFile)) {
       ctx.print(`${spec.name}: already running (pid ${pid})`);
       supervisorOf(ctx, spec).setWant(spec.name, "up"); // asked for: from now on the keeper keeps it
       return "running";

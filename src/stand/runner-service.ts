@@ -6,7 +6,7 @@
 // The runner loads dags/ once at start, so `ensureRunner` restarts it when the code it was started
 // from (src, dags, tasks, sql, the passport, the lockfile, the stand config) has changed since.
 import path from "node:path";
-import { apiBaseUrl, repoRoot } from "../config/stand.ts";
+import { apiBaseUrl, loadStandConfig, repoRoot, type StandConfig } from "../config/stand.ts";
 import {
   codeFingerprint as fingerprintOf,
   ensureNodeService,
@@ -42,8 +42,8 @@ interface HealthBody {
 }
 
 /** True when the API answers and both the metadatabase and the scheduler report healthy. */
-export async function runnerHealthy(timeoutMs = 2000): Promise<boolean> {
-  const response = await fetch(`${apiBaseUrl()}/api/v2/monitor/health`, { signal: AbortSignal.timeout(timeoutMs) });
+export async function runnerHealthy(timeoutMs = 2000, config: StandConfig = loadStandConfig()): Promise<boolean> {
+  const response = await fetch(`${apiBaseUrl(config)}/api/v2/monitor/health`, { signal: AbortSignal.timeout(timeoutMs) });
   if (!response.ok) throw new Error(`health answered ${response.status}`);
   const body = (await response.json()) as HealthBody;
   if (body.metadatabase?.status !== "healthy") throw new Error(`metadatabase ${body.metadatabase?.status ?? "?"}${body.metadatabase?.detail === undefined ? "" : `: ${body.metadatabase.detail}`}`);
@@ -58,10 +58,10 @@ export function runnerSpec(ctx: StandContext): NodeServiceSpec {
     port: ctx.config.runner.api_port,
     stopGraceMs: STOP_GRACE_MS,
     fingerprint: FINGERPRINT,
-    healthWhat: `GET ${apiBaseUrl()}/api/v2/monitor/health: metadatabase and scheduler healthy`,
-    probe: () => runnerHealthy(),
+    healthWhat: `GET ${apiBaseUrl(ctx.config)}/api/v2/monitor/health: metadatabase and scheduler healthy`,
+    probe: () => runnerHealthy(2000, ctx.config),
     // the API answers (its health may name a Postgres it cannot reach: restarting it would not help)
-    alive: async () => (await fetch(`${apiBaseUrl()}/api/v2/monitor/health`, { signal: AbortSignal.timeout(3000) })).ok,
+    alive: async () => (await fetch(`${apiBaseUrl(ctx.config)}/api/v2/monitor/health`, { signal: AbortSignal.timeout(3000) })).ok,
     hint: `read ${runnerPaths(ctx).log}; a port clash or an unreachable Postgres is named there. make check-services shows the stand.`,
   };
 }

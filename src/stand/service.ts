@@ -14,6 +14,9 @@ export interface StandContext {
   paths: StandPaths;
   supervisor: Supervisor;
   print: (line: string) => void;
+  /** The stand file this context was read from when it is not the one in force ($STAND_CONFIG): the
+   * processes it starts get it as their STAND_CONFIG (a "second host" on this machine, docs/deploy.md). */
+  configFile?: string;
 }
 
 export interface ServiceDefinition {

@@ -1,0 +1,98 @@
+// Two runners on one metadata database, as two hosts would run them (docs/deploy.md): the test
+// stand's runner and a second host's (harness/second-host.ts: its own state directory and API port,
+// the test stand's Postgres). A run triggered on one is seen and marked on the other; kill -9 of the
+// runner whose worker holds a task: the other takes the task over once the lease ends and the run
+// ends green, and the keeper starts the killed runner again. Each moment is staged by a runner pause
+// point (runner.pause_points, read by every runner of the pool), never by a timing window.
+import assert from "node:assert/strict";
+import { before, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
+import { apiBaseUrl } from "../../src/config/stand.ts";
+import { RunnerApiClient } from "../../src/cli/client.ts";
+import { ensureKeeper, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
+import { ensureRunner, runnerHealthy, runnerPid, stopRunner } from "../../src/stand/runner-service.ts";
+import { standContext } from "../../src/stand/stand.ts";
+import { secondHostContext } from "../../harness/second-host.ts";
+import { api, waitForRun } from "../../harness/rest-world.ts";
+import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../harness/runner-pauses.ts";
+import { useWorldSuite } from "../../harness/world-suite.ts";
+
+const quiet = (): undefined => undefined;
+const ctx = standContext(quiet);
+const host2 = secondHostContext(quiet);
+const api2 = new RunnerApiClient(apiBaseUrl(host2.config), host2.config.runner.api_token, 120_000);
+const DAG = "example_hello";
+
+const runPath = (runId: string): string => `api/v2/dags/${DAG}/dagRuns/${encodeURIComponent(runId)}`;
+
+async function tasksOn(client: RunnerApiClient, runId: string): Promise<Map<string, TaskInstanceResponse>> {
+  const page = await client.request<{ task_instances: TaskInstanceResponse[] }>("GET", `${runPath(runId)}/taskInstances`);
+  return new Map(page.task_instances.map((ti) => [ti.task_id, ti]));
+}
+
+describe("a pool of two runners: the test stand's and a second host's (test stand)", () => {
+  useWorldSuite({
+    setUp: async () => {
+      await releaseAllPauses();
+    },
+    tearDown: async () => {
+      await releaseAllPauses();
+      await stopRunner(host2);
+      await stopKeeper(ctx); // the test stand's keeper runs only where a test starts it
+    },
+  });
+
+  before(async () => {
+    await ensureRunner(host2);
+  });
+
+  it("a run triggered on one runner is seen on the other, and marked there", async () => {
+    const [pause] = await armRunnerPauses([{ dag: DAG, task: "greet", phase: "before" }], "pool: seen on the other");
+    assert.ok(pause !== undefined);
+    const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "pool" } } });
+    await pauseReached(pause); // a try of greet is held: the run is running
+    const seen = await api2.request<DagRunResponse>("GET", runPath(triggered.dag_run_id));
+    assert.equal(seen.state, "running", "the second host sees the run the first triggered");
+    assert.deepEqual(seen.conf, { name: "pool" });
+    const marked = await api2.request<DagRunResponse>("PATCH", runPath(triggered.dag_run_id), { body: { state: "failed" } });
+    assert.equal(marked.state, "failed");
+    assert.equal((await api.request<DagRunResponse>("GET", runPath(triggered.dag_run_id))).state, "failed", "the first host sees the mark the second made");
+    await releasePause(pause);
+    const ended = await waitForRun(DAG, triggered.dag_run_id, 120);
+    assert.equal(ended.state, "failed", "the held try's late result does not undo the mark");
+  });
+
+  it("kill -9 of the runner holding a task: the other takes it over after the lease, the run ends green, and the keeper starts the killed one again", async () => {
+    await stopRunner(host2); // so the test stand's runner takes the task (by construction, not by luck)
+    const [pause] = await armRunnerPauses([{ dag: DAG, task: "greet", phase: "before" }], "pool: kill the holder");
+    assert.ok(pause !== undefined);
+    const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "takeover" } } });
+    await pauseReached(pause);
+    await ensureRunner(host2); // the other runner of the pool, ready before the holder dies
+    await ensureKeeper(ctx);
+    const holder = runnerPid(ctx);
+    assert.ok(holder !== undefined, "the test stand's runner holds the try");
+    const killedAt = Date.now();
+    process.kill(holder, "SIGKILL");
+    await releasePause(pause); // the dead try never goes on; the takeover's try passes the released point
+    const ended = await api2.request<DagRunResponse>("GET", `${runPath(triggered.dag_run_id)}/wait`, { query: { timeout: 120 }, timeoutMs: 150_000 });
+    assert.equal(ended.state, "success", `the run ended ${ended.state} on the second host`);
+    const seconds = (Date.now() - killedAt) / 1000;
+    assert.ok(seconds >= ctx.config.runner.lease_seconds - 1, `taken over after the lease (${ctx.config.runner.lease_seconds} s), not before: ${seconds.toFixed(1)} s`);
+    const greet = (await tasksOn(api2, triggered.dag_run_id)).get("greet");
+    assert.equal(greet?.state, "success");
+    assert.ok((greet?.try_number ?? 0) >= 2, `greet ran again after the takeover (try ${greet?.try_number})`);
+    // the keeper brings the killed runner back, with no command typed
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const pid = runnerPid(ctx);
+      if (pid !== undefined && pid !== holder && (await runnerHealthy(2000, ctx.config).catch(() => false))) break;
+      if (Date.now() > deadline) {
+        const kept = readKeeperView(ctx).services.find((s) => s.service === "runner");
+        assert.fail(`the keeper did not start the killed runner again within 120 s; it says: ${kept ? `${kept.state}: ${kept.message}` : "no record"}`);
+      }
+      await sleep(250);
+    }
+  });
+});
