@@ -51,14 +51,17 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     const [pause] = await armRunnerPauses([{ dag: DAG, task: "greet", phase: "before" }], "pool: seen on the other");
     assert.ok(pause !== undefined);
     const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "pool" } } });
-    await pauseReached(pause); // a try of greet is held: the run is running
-    const seen = await api2.request<DagRunResponse>("GET", runPath(triggered.dag_run_id));
-    assert.equal(seen.state, "running", "the second host sees the run the first triggered");
-    assert.deepEqual(seen.conf, { name: "pool" });
-    const marked = await api2.request<DagRunResponse>("PATCH", runPath(triggered.dag_run_id), { body: { state: "failed" } });
-    assert.equal(marked.state, "failed");
-    assert.equal((await api.request<DagRunResponse>("GET", runPath(triggered.dag_run_id))).state, "failed", "the first host sees the mark the second made");
-    await releasePause(pause);
+    try {
+      await pauseReached(pause); // a try of greet is held: the run is running
+      const seen = await api2.request<DagRunResponse>("GET", runPath(triggered.dag_run_id));
+      assert.equal(seen.state, "running", "the second host sees the run the first triggered");
+      assert.equal((seen.conf as { name?: unknown } | null)?.name, "pool");
+      const marked = await api2.request<DagRunResponse>("PATCH", runPath(triggered.dag_run_id), { body: { state: "failed" } });
+      assert.equal(marked.state, "failed");
+      assert.equal((await api.request<DagRunResponse>("GET", runPath(triggered.dag_run_id))).state, "failed", "the first host sees the mark the second made");
+    } finally {
+      await releasePause(pause); // whatever happened: a held run would hold the next (max_active_runs 1)
+    }
     const ended = await waitForRun(DAG, triggered.dag_run_id, 120);
     assert.equal(ended.state, "failed", "the held try's late result does not undo the mark");
   });
@@ -68,14 +71,19 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     const [pause] = await armRunnerPauses([{ dag: DAG, task: "greet", phase: "before" }], "pool: kill the holder");
     assert.ok(pause !== undefined);
     const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "takeover" } } });
-    await pauseReached(pause);
-    await ensureRunner(host2); // the other runner of the pool, ready before the holder dies
-    await ensureKeeper(ctx);
-    const holder = runnerPid(ctx);
-    assert.ok(holder !== undefined, "the test stand's runner holds the try");
-    const killedAt = Date.now();
-    process.kill(holder, "SIGKILL");
-    await releasePause(pause); // the dead try never goes on; the takeover's try passes the released point
+    let holder: number | undefined;
+    let killedAt = 0;
+    try {
+      await pauseReached(pause);
+      await ensureRunner(host2); // the other runner of the pool, ready before the holder dies
+      await ensureKeeper(ctx);
+      holder = runnerPid(ctx);
+      assert.ok(holder !== undefined, "the test stand's runner holds the try");
+      killedAt = Date.now();
+      process.kill(holder, "SIGKILL");
+    } finally {
+      await releasePause(pause); // the dead try never goes on; the takeover's try passes the released point
+    }
     const ended = await api2.request<DagRunResponse>("GET", `${runPath(triggered.dag_run_id)}/wait`, { query: { timeout: 120 }, timeoutMs: 150_000 });
     assert.equal(ended.state, "success", `the run ended ${ended.state} on the second host`);
     const seconds = (Date.now() - killedAt) / 1000;
