@@ -2,7 +2,7 @@
 // stand's runner and a second host's (harness/second-host.ts: its own state directory and API port,
 // the test stand's Postgres). A run triggered on one is seen and marked on the other; kill -9 of the
 // runner whose worker holds a task: the other takes the task over once the lease ends and the run
-// ends green, and the keeper starts the killed runner again. Each moment is staged by a runner pause
+// ends green (the task's lost try spends its one retry), and the keeper starts the killed runner again. Each moment is staged by a runner pause
 // point (runner.pause_points, read by every runner of the pool), never by a timing window.
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
@@ -68,7 +68,8 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
 
   it("kill -9 of the runner holding a task: the other takes it over after the lease, the run ends green, and the keeper starts the killed one again", async () => {
     await stopRunner(host2); // so the test stand's runner takes the task (by construction, not by luck)
-    const [pause] = await armRunnerPauses([{ dag: DAG, task: "greet", phase: "before" }], "pool: kill the holder");
+    // farewell has a retry: the try the dead runner held is lost, the takeover's is its second
+    const [pause] = await armRunnerPauses([{ dag: DAG, task: "farewell", phase: "before" }], "pool: kill the holder");
     assert.ok(pause !== undefined);
     const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "takeover" } } });
     let holder: number | undefined;
@@ -85,12 +86,13 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
       await releasePause(pause); // the dead try never goes on; the takeover's try passes the released point
     }
     const ended = await api2.request<DagRunResponse>("GET", `${runPath(triggered.dag_run_id)}/wait`, { query: { timeout: 120 }, timeoutMs: 150_000 });
-    assert.equal(ended.state, "success", `the run ended ${ended.state} on the second host`);
+    const tasks = await tasksOn(api2, triggered.dag_run_id);
+    assert.equal(ended.state, "success", `the run ended ${ended.state} on the second host: ${[...tasks.values()].map((t) => `${t.task_id} ${t.state} try ${t.try_number}`).join(", ")}`);
     const seconds = (Date.now() - killedAt) / 1000;
     assert.ok(seconds >= ctx.config.runner.lease_seconds - 1, `taken over after the lease (${ctx.config.runner.lease_seconds} s), not before: ${seconds.toFixed(1)} s`);
-    const greet = (await tasksOn(api2, triggered.dag_run_id)).get("greet");
-    assert.equal(greet?.state, "success");
-    assert.ok((greet?.try_number ?? 0) >= 2, `greet ran again after the takeover (try ${greet?.try_number})`);
+    const farewell = tasks.get("farewell");
+    assert.equal(farewell?.state, "success");
+    assert.equal(farewell?.try_number, 2, "farewell's second try, run by the second host after the takeover");
     // the keeper brings the killed runner back, with no command typed
     const deadline = Date.now() + 120_000;
     for (;;) {
