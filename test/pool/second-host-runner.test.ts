@@ -2,15 +2,19 @@
 // stand's runner and a second host's (harness/second-host.ts: its own state directory and API port,
 // the test stand's Postgres). A run triggered on one is seen and marked on the other; kill -9 of the
 // runner whose worker holds a task: the other takes the task over once the lease ends and the run
-// ends green (the task's lost try spends its one retry), and the keeper starts the killed runner again. Each moment is staged by a runner pause
-// point (runner.pause_points, read by every runner of the pool), never by a timing window.
+// ends green (the task's lost try spends its one retry), and the keeper starts the killed runner again;
+// a runner SIGSTOPped past its lease and resumed has its late result refused and logged. Each moment
+// is staged by a runner pause point (runner.pause_points, read by every runner of the pool), never by
+// a timing window.
 import assert from "node:assert/strict";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
 import { apiBaseUrl } from "../../src/config/stand.ts";
 import { RunnerApiClient } from "../../src/cli/client.ts";
 import { ensureKeeper, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
+import { nodeServicePaths } from "../../src/stand/node-service.ts";
 import { ensureRunner, runnerHealthy, runnerPid, stopRunner } from "../../src/stand/runner-service.ts";
 import { standContext } from "../../src/stand/stand.ts";
 import { secondHostContext } from "../../harness/second-host.ts";
@@ -104,5 +108,44 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
       }
       await sleep(250);
     }
+  });
+
+  it("a runner SIGSTOPped past its lease, then resumed: the other took its task over, and its late result is refused and logged", async () => {
+    await stopKeeper(ctx); // the keeper would restart a runner frozen past hung_after: this freeze is the test's
+    await stopRunner(host2); // the test stand's runner takes the task
+    await ensureRunner(ctx);
+    const [pause] = await armRunnerPauses([{ dag: DAG, task: "farewell", phase: "before" }], "pool: freeze the holder");
+    assert.ok(pause !== undefined);
+    const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "frozen" } } });
+    const frozen = runnerPid(ctx);
+    assert.ok(frozen !== undefined);
+    const log = nodeServicePaths(ctx, "runner").log;
+    const logBefore = existsSync(log) ? statSync(log).size : 0;
+    try {
+      await pauseReached(pause);
+      await ensureRunner(host2);
+      process.kill(frozen, "SIGSTOP");
+      await releasePause(pause); // released while its holder is frozen: only a thawed holder goes on
+      const ended = await api2.request<DagRunResponse>("GET", `${runPath(triggered.dag_run_id)}/wait`, { query: { timeout: 120 }, timeoutMs: 150_000 });
+      assert.equal(ended.state, "success", "the second host finished the run while the first was frozen");
+    } finally {
+      process.kill(frozen, "SIGCONT");
+      await releasePause(pause);
+    }
+    // thawed, the first runner's try ends (its function, or its lease found lost first): either
+    // result comes too late and is refused
+    const refusal = /late (success|failed|lost) result refused: try 1 no longer holds the task/;
+    const deadline = Date.now() + 60_000;
+    let tail = "";
+    for (;;) {
+      tail = readFileSync(log, "utf8").slice(logBefore);
+      if (tail.split("\n").some((line) => refusal.test(line) && line.includes(triggered.dag_run_id))) break;
+      if (Date.now() > deadline) assert.fail(`the thawed runner (pid ${frozen}) never logged ${String(refusal)} for ${triggered.dag_run_id}; its log since: ${tail.slice(-1500)}`);
+      await sleep(250);
+    }
+    assert.equal(runnerPid(ctx), frozen, "the same process, thawed (nothing restarted it)");
+    const farewell = (await tasksOn(api2, triggered.dag_run_id)).get("farewell");
+    assert.deepEqual([farewell?.state, farewell?.try_number], ["success", 2], "the takeover's result stands; the late one changed nothing");
+    assert.equal((await api.request<DagRunResponse>("GET", runPath(triggered.dag_run_id))).state, "success");
   });
 });
