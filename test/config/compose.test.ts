@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
+import { MIN_OPEN_TOKEN_LENGTH } from "../../src/api/auth.ts";
 import { repoRoot } from "../../src/config/stand.ts";
 import { LOADER_ENTRY } from "../../src/stand/loader-service.ts";
 import { renderRules } from "../../src/stand/prometheus.ts";
@@ -388,14 +389,19 @@ void describe("runner: image, stand config", () => {
     const file = runnerStandConfigPath(runner);
     const inCompose = loadStandYaml(file);
     // Hosts (service names inside the compose network), node names and the health timeout may differ;
-    // the keeper is the local stand's (docker compose restarts its services with restart policies).
+    // the keeper is the local stand's (docker compose restarts its services with restart policies),
+    // and so is Superset (make bi). The runner's token differs: it listens beyond loopback in its
+    // container, where a token of 24+ characters is required (src/api/open-listen.ts).
     assert.equal(inCompose.keeper, undefined, "no keeper in the compose stand: its restart policies keep it");
-    const portsAndAccounts = ({ keeper: _keeper, ...c }: typeof stand) => ({
+    assert.equal(inCompose.bi, undefined, "no Superset in the compose stand: make bi is the local stand's");
+    assert.ok(inCompose.runner.api_token.length >= MIN_OPEN_TOKEN_LENGTH, "the compose runner listens beyond loopback: its token is a long one");
+    assert.equal(readFileSync(path.join(repoRoot, "deploy", "compose", "prometheus", "prometheus.yml"), "utf8").includes(`credentials: ${inCompose.runner.api_token}`), true, "its Prometheus sends the runner's token");
+    const portsAndAccounts = ({ keeper: _keeper, bi: _bi, ...c }: typeof stand) => ({
       ...c,
       postgres: { ...c.postgres, host: undefined },
       zookeeper: { ...c.zookeeper, host: undefined },
       kafka: { ...c.kafka, host: undefined },
-      runner: { ...c.runner, listen_host: undefined },
+      runner: { ...c.runner, listen_host: undefined, api_token: "" },
       loader: { ...c.loader, listen_host: undefined },
       prometheus: c.prometheus ? { ...c.prometheus, host: undefined } : undefined,
       clickhouse: { ...c.clickhouse, nodes: c.clickhouse.nodes.map((n) => ({ ...n, name: "", host: undefined })) },
@@ -404,7 +410,7 @@ void describe("runner: image, stand config", () => {
     assert.deepEqual(
       portsAndAccounts(inCompose),
       portsAndAccounts(stand),
-      "only hosts, node names, the health timeout and the keeper may differ",
+      "only hosts, node names, the health timeout, the runner's token, the keeper and Superset may differ",
     );
     assert.deepEqual(inCompose.clickhouse.nodes.map((n) => n.name), [...CH_NODES], "nodes are named after their compose hosts");
     const hosts = [inCompose.postgres.host, inCompose.zookeeper.host, inCompose.kafka.host, ...inCompose.clickhouse.nodes.map((n) => n.host)];
