@@ -81,12 +81,14 @@ export function measureTree(root: string, link: LinkRule, filter?: TreeFilter): 
  */
 export async function copyTree(from: string, to: string, link: LinkRule, filter: TreeFilter = () => true, signal?: AbortSignal, bulk?: BulkDirs): Promise<TreeCopy> {
   const done = emptyCopy();
+  const breathe = breather();
   mkdirSync(to, { recursive: true });
   const bulkDirs = (bulk?.(from) ?? []).filter((dir) => filter(dir, true));
   const inBulk = (rel: string): boolean => bulkDirs.some((dir) => rel === dir || rel.startsWith(`${dir}/`));
   await Promise.all(bulkDirs.map((dir) => linkWhole(path.join(from, dir), path.join(to, dir))));
   for (const dir of bulkDirs) {
     for (const rel of listTree(path.join(from, dir)).map((r) => `${dir}/${r}`)) {
+      await breathe();
       signal?.throwIfAborted();
       done.files += 1;
       const target = path.join(to, rel);
@@ -103,6 +105,7 @@ export async function copyTree(from: string, to: string, link: LinkRule, filter:
     removeFilteredDirs(path.join(to, dir), dir, filter);
   }
   for (const rel of listTree(from, (r, isDir) => filter(r, isDir) && !inBulk(r))) {
+    await breathe();
     signal?.throwIfAborted();
     const source = path.join(from, rel);
     const target = path.join(to, rel);
@@ -118,6 +121,27 @@ export async function copyTree(from: string, to: string, link: LinkRule, filter:
   // empty directories matter too (a ClickHouse table with no part yet, Kafka's partition dirs)
   copyEmptyDirs(from, to, (r, isDir) => filter(r, isDir) && !inBulk(r));
   return done;
+}
+
+/** How often a long copy gives the event loop back: every this many files, or this many ms. */
+export const YIELD_EVERY_FILES = 200;
+const YIELD_EVERY_MS = 50;
+
+/**
+ * A copy of tens of thousands of files with the fs's sync calls would hold the event loop for
+ * seconds: the runner's lease heartbeat (10 s on the test stand) could not beat, the try was taken
+ * over while it still copied, and two tries wrote one snapshot (seen in a full make test). So a copy
+ * yields to the loop (timers first) every YIELD_EVERY_FILES files or 50 ms; the signal is read after.
+ */
+function breather(): () => Promise<void> {
+  let files = 0;
+  let since = performance.now();
+  return async () => {
+    files += 1;
+    if (files % YIELD_EVERY_FILES !== 0 && performance.now() - since < YIELD_EVERY_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    since = performance.now();
+  };
 }
 
 /** `cp -al`: the directory's tree of hard links, in C, about twice as fast as linking from here. */
