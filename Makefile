@@ -100,7 +100,7 @@ typecheck: ## tsc --noEmit: the Node code, then the browser code (src/web/browse
 test-fast: ## typecheck, lint and every test that needs no service (test/service-free.txt), all at once, no stand started (about 100 s)
 	bash scripts/run-tests.sh --fast
 
-test: ## the service-free lane (as test-fast) beside every other test on the test stand (test/stand.test.yaml, started and stopped here; 33-36 min); your world is checked untouched
+test: ## the service-free lane (as test-fast) beside every other test on the test stand (test/stand.test.yaml, started and stopped here; 33-39 min); your world is checked untouched
 	bash scripts/run-tests.sh
 
 generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY=0 GENERATOR_DAYS=1 GENERATOR_LIMIT=…)
