@@ -7,8 +7,11 @@
 // On the stand the counts live in the runner's Postgres (table runner.login_throttle), so every
 // runner of a pool counts the same guesses; if Postgres does not answer, each process counts in
 // memory meanwhile (the library's insurance limiter). Tests of the API alone use memory only.
+import type { Response } from "express";
 import type pg from "pg";
 import { errorMessage } from "../errors.ts";
+import type { Authenticator } from "./auth.ts";
+import { ApiProblem } from "./problem.ts";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 
 export interface LoginThrottleConfig {
@@ -68,6 +71,24 @@ export class LoginThrottle {
   /** A right password: the name's count starts again (the address's does not: other names may be guessed from it). */
   async succeeded(user: string): Promise<void> {
     await this.byUser.delete(key(user));
+  }
+
+  /**
+   * One password check under the throttle, as every login route uses it (POST /auth/token, Basic
+   * beyond loopback): 429 with Retry-After while the name or the address is held; otherwise the
+   * user whose password matches (its name's count cleared), or undefined after counting the failure.
+   */
+  async check(auth: Authenticator, username: string, password: string, address: string, res: Response): Promise<string | undefined> {
+    const refused = await this.refusal(username, address);
+    if (refused) {
+      res.setHeader("Retry-After", String(refused.retryAfterSeconds));
+      const whose = refused.by === "user" ? `for user '${username.slice(0, 100)}'` : `from ${address}`;
+      throw new ApiProblem(429, `too many wrong passwords ${whose}: logins are refused for ${refused.retryAfterSeconds} s more`, { field: refused.by === "user" ? "username" : undefined });
+    }
+    const user = auth.checkPassword(username, password);
+    if (user === undefined) await this.failed(username, address);
+    else await this.succeeded(user);
+    return user;
   }
 }
 

@@ -35,20 +35,12 @@ export function requireCredentialsEverywhere(auth: Authenticator, throttle: Logi
     const colon = decoded.indexOf(":");
     const username = colon < 0 ? decoded : decoded.slice(0, colon);
     const password = colon < 0 ? "" : decoded.slice(colon + 1);
-    const address = req.socket.remoteAddress ?? "unknown";
     void (async () => {
-      const refused = await throttle.refusal(username, address);
-      if (refused) {
-        res.setHeader("Retry-After", String(refused.retryAfterSeconds));
-        throw new ApiProblem(429, `too many wrong passwords ${refused.by === "user" ? `for user '${username.slice(0, 100)}'` : `from ${address}`}: try again in ${refused.retryAfterSeconds} s`);
-      }
-      const user = auth.checkPassword(username, password);
+      const user = await throttle.check(auth, username, password, req.socket.remoteAddress ?? "unknown", res);
       if (user === undefined) {
-        await throttle.failed(username, address);
         res.setHeader("WWW-Authenticate", 'Basic realm="runner", charset="UTF-8"');
         throw new ApiProblem(401, "invalid username or password (Basic)", { field: "Authorization" });
       }
-      await throttle.succeeded(user);
       res.locals.user = user;
     })().then(() => next(), next);
   };

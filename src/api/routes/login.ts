@@ -34,19 +34,8 @@ export function loginRoutes({ auth, loginThrottle }: ApiContext): RouteSpec[] {
         if (!auth.loginEnabled) {
           throw new ApiProblem(401, "this runner has no users: add runner.auth (users, jwt_secret) to the stand config", { field: "username" });
         }
-        const address = req.socket.remoteAddress ?? "unknown";
-        const refused = await loginThrottle.refusal(body.username, address);
-        if (refused) {
-          res.setHeader("Retry-After", String(refused.retryAfterSeconds));
-          const whose = refused.by === "user" ? `for user '${body.username.slice(0, 100)}'` : `from ${address}`;
-          throw new ApiProblem(429, `too many wrong passwords ${whose}: logins are refused for ${refused.retryAfterSeconds} s more`, { field: refused.by === "user" ? "username" : undefined });
-        }
-        const user = auth.checkPassword(body.username, body.password);
-        if (user === undefined) {
-          await loginThrottle.failed(body.username, address);
-          throw new ApiProblem(401, "invalid username or password", { field: "password" });
-        }
-        await loginThrottle.succeeded(user);
+        const user = await loginThrottle.check(auth, body.username, body.password, req.socket.remoteAddress ?? "unknown", res);
+        if (user === undefined) throw new ApiProblem(401, "invalid username or password", { field: "password" });
         res.status(201).json({ access_token: await auth.issueToken(user) });
       },
     });
