@@ -29,6 +29,13 @@ export function childOutput(value: unknown): { stderr: string; stdout: string } 
   return { stderr: field("stderr"), stdout: field("stdout") };
 }
 
+/** The exit code a failed child process (execFile) carries on its error; -1 when it has none (killed, not started). */
+export function childExitCode(value: unknown): number {
+  if (typeof value !== "object" || value === null || !("code" in value)) return -1;
+  const code: unknown = value.code;
+  return typeof code === "number" ? code : -1;
+}
+
 /** The `code` a Node system call error carries (ENOENT, EEXIST, …), or undefined. */
 export function systemErrorCode(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null || !("code" in value)) return undefined;

@@ -18,7 +18,7 @@ import type { RunnerService } from "../../src/runner/service.ts";
 import { assertOpenListenSecured, isLoopbackHost } from "../../src/api/auth.ts";
 import { LoginThrottle } from "../../src/api/login-throttle.ts";
 import { repoRoot } from "../../src/config/stand.ts";
-import { childOutput } from "../../src/errors.ts";
+import { childExitCode, childOutput } from "../../src/errors.ts";
 import { auth, call, startApi, TEST_USER, type ApiHarness } from "./harness.ts";
 
 const noEngine = {} as RunnerService; // login, health and version need no engine
@@ -142,7 +142,7 @@ describe("a runner listening beyond loopback", () => {
       } catch (err) {
         const o = childOutput(err);
         out = o.stdout + o.stderr;
-        code = typeof err === "object" && err !== null && "code" in err && typeof err.code === "number" ? err.code : -1;
+        code = childExitCode(err);
       }
       assert.equal(code, 1, out);
       assert.match(out, /runner\.api_token is 11 characters and must be at least 24/);

@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { repoRoot } from "../../src/config/stand.ts";
-import { childOutput } from "../../src/errors.ts";
+import { childExitCode, childOutput } from "../../src/errors.ts";
 import { serves } from "../../src/stand/service.ts";
 import { optionalServices, standContext } from "../../src/stand/stand.ts";
 import { STARTER_CHARTS, STARTER_DASHBOARD_SLUG, SupersetApi, starterDashboardUrl } from "../../src/stand/superset-dashboard.ts";
@@ -33,7 +33,7 @@ async function command(file: string, args: string[], timeoutMs: number): Promise
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const { stdout, stderr } = childOutput(err);
-    const code = typeof err === "object" && err !== null && "code" in err && typeof err.code === "number" ? err.code : -1;
+    const code = childExitCode(err);
     return { code, out: stdout + stderr };
   }
 }

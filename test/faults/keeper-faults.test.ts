@@ -20,7 +20,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { postgresUrl, repoRoot } from "../../src/config/stand.ts";
-import { childOutput, systemErrorCode } from "../../src/errors.ts";
+import { childExitCode, childOutput, systemErrorCode } from "../../src/errors.ts";
 import type { ServiceRecord } from "../../src/stand/keeper.ts";
 import { ensureKeeper, KEEPER_SERVICE, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
 import { ensureLoader, loaderPid, stopLoader } from "../../src/stand/loader-service.ts";
@@ -79,7 +79,7 @@ async function cli(script: string, command: string): Promise<{ code: number; out
     return { code: 0, out: stdout + stderr, seconds: (Date.now() - started) / 1000 };
   } catch (err) {
     const { stdout, stderr } = childOutput(err);
-    const code = typeof err === "object" && err !== null && "code" in err && typeof err.code === "number" ? err.code : -1;
+    const code = childExitCode(err);
     return { code, out: stdout + stderr, seconds: (Date.now() - started) / 1000 };
   }
 }

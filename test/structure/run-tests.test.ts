@@ -10,7 +10,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { repoRoot } from "../../src/config/stand.ts";
-import { childOutput } from "../../src/errors.ts";
+import { childExitCode, childOutput } from "../../src/errors.ts";
 
 const run = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), "run-tests-"));
@@ -24,7 +24,7 @@ async function checkSkips(tap: string): Promise<{ code: number; out: string }> {
     return { code: 0, out: stdout };
   } catch (err) {
     const { stdout } = childOutput(err);
-    const code = typeof err === "object" && err !== null && "code" in err && typeof err.code === "number" ? err.code : -1;
+    const code = childExitCode(err);
     return { code, out: stdout };
   }
 }
