@@ -9,7 +9,6 @@
 // memory meanwhile (the library's insurance limiter). Tests of the API alone use memory only.
 import type { Response } from "express";
 import type pg from "pg";
-import { errorMessage } from "../errors.ts";
 import type { Authenticator } from "./auth.ts";
 import { ApiProblem } from "./problem.ts";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
@@ -41,18 +40,33 @@ export class LoginThrottle {
     return new LoginThrottle(limiter("login_user", config.per_user), limiter("login_address", config.per_address), config);
   }
 
-  /** Counts in Postgres (table runner.login_throttle, made if missing), shared by every runner on that database. */
+  /**
+   * Counts in Postgres (table runner.login_throttle, made by the runner's migration 16), shared by
+   * every runner on that database. Refuses when the table is missing: the library would fall back to
+   * its in-memory count on every call, and a pool would count guesses per process without a word.
+   */
   static async inPostgres(pool: pg.Pool, config: LoginThrottleConfig = DEFAULT_LOGIN_THROTTLE): Promise<LoginThrottle> {
-    const limiter = (keyPrefix: string, points: number): Promise<RateLimiterPostgres> =>
-      new Promise((resolve, reject) => {
-        const insuranceLimiter = new RateLimiterMemory({ keyPrefix, points, duration: config.window_seconds });
-        // the callback runs once its table exists (made if missing), so the first login does not race it
-        const made: RateLimiterPostgres = new RateLimiterPostgres(
-          { storeClient: pool, storeType: "pool", schemaName: "runner", tableName: "login_throttle", keyPrefix, points, duration: config.window_seconds, clearExpiredByTimeout: true, insuranceLimiter },
-          (err?: unknown) => (err === undefined || err === null ? resolve(made) : reject(new Error(`login throttle: table runner.login_throttle could not be made: ${errorMessage(err)}`))),
-        );
+    const { rows } = await pool.query<{ table: string | null }>("select to_regclass('runner.login_throttle')::text as table");
+    if (!rows[0]?.table) {
+      throw new Error(
+        "login throttle: table runner.login_throttle is missing from the runner's database; " +
+          "the runner's migrations make it (src/runner/migrations/000016_login_throttle.sql): start the runner once (make up) before counting logins",
+      );
+    }
+    const limiter = (keyPrefix: string, points: number): RateLimiterPostgres =>
+      new RateLimiterPostgres({
+        storeClient: pool,
+        storeType: "pool",
+        schemaName: "runner",
+        tableName: "login_throttle",
+        tableCreated: true,
+        keyPrefix,
+        points,
+        duration: config.window_seconds,
+        clearExpiredByTimeout: true,
+        insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: config.window_seconds }),
       });
-    return new LoginThrottle(await limiter("login_user", config.per_user), await limiter("login_address", config.per_address), config);
+    return new LoginThrottle(limiter("login_user", config.per_user), limiter("login_address", config.per_address), config);
   }
 
   /** Undefined when a login of `user` from `address` may be tried now; else which count refuses it and for how long. */

@@ -135,7 +135,7 @@ describe("owners' migrations: the upgrade from b905464", () => {
         const runnerLedgerBefore = await rows(pool, "select * from runner.migrations order by id");
 
         // b905464 had none of the world's or the loader's migrations: every one of theirs applies
-        assert.deepEqual(await migrateInOrder(pool, order), { runner: [15], world: ids(WORLD_MIGRATIONS), loader: ids(LOADER_MIGRATIONS) });
+        assert.deepEqual(await migrateInOrder(pool, order), { runner: [15, 16], world: ids(WORLD_MIGRATIONS), loader: ids(LOADER_MIGRATIONS) });
         assert.deepEqual(await ownerRows(pool, "world"), before, "every row kept as it was, in its new schema");
         const moved = await rows(pool, "select to_regclass('runner.schema_ledger') as ledger, to_regclass('runner.schema_catalogue') as catalogue");
         assert.deepEqual(moved, [{ ledger: null, catalogue: null }], "nothing left behind in runner");
