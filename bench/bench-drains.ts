@@ -39,35 +39,38 @@ export interface LoaderDrainInput {
   deadLetters: string;
   /** The bench ODS database the landing's views fill, if any: the drain also waits for it. */
   ods?: string;
+  /** Loaders in the group (each its own Kafka client and connections; Kafka splits the partitions). Default 1. */
+  members?: number;
 }
 
 function qualified(name: string): string {
   return name.split(".").map(quoteIdentifier).join(".");
 }
 
-/** Drains the topic with an in-process loader; returns once the group committed the end, after stopping it. */
+/** Drains the topic with in-process loaders (one, or a group of `members`); returns once the group committed the end, after stopping them. */
 export async function drainWithLoader(input: LoaderDrainInput): Promise<DrainResult> {
   const config = loadStandConfig();
   const platform = await benchPlatform();
   // admin, not etl as in the world: etl may write only the world's databases
   const { inserter, clients, first } = nodeInserters(config, "admin", loaderInsertSettings(platform));
   const nodes = config.clickhouse.nodes.map((n) => n.name);
-  const kafka = new Kafka({ clientId: "loader-bench", brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING });
-  const loader = createTopicLoader({
-    kafka,
-    topic: input.topic,
-    groupId: input.groupId,
-    decodeMode: "json-object",
-    route: hitsRouter(nodes, qualified(input.landing)),
-    inserter,
-    deadLetters: new ClickHouseDeadLetterSink(first, qualified(input.deadLetters)),
-    config: compileLoaderConfig(config.loader.options ?? {}),
-    metrics: new LoaderMetrics(new Registry()),
-  });
+  const loaders = Array.from({ length: input.members ?? 1 }, (_, k) =>
+    createTopicLoader({
+      kafka: new Kafka({ clientId: `loader-bench-${k + 1}`, brokers: [kafkaBroker(config)], logLevel: logLevel.NOTHING }),
+      topic: input.topic,
+      groupId: input.groupId,
+      decodeMode: "json-object",
+      route: hitsRouter(nodes, qualified(input.landing)),
+      inserter,
+      deadLetters: new ClickHouseDeadLetterSink(first, qualified(input.deadLetters)),
+      config: compileLoaderConfig(config.loader.options ?? {}),
+      metrics: new LoaderMetrics(new Registry()),
+    }),
+  );
   try {
-    return await measureDrain(() => loader.start(), input.groupId, input.topic, input.ods);
+    return await measureDrain(async () => void (await Promise.all(loaders.map((l) => l.start()))), input.groupId, input.topic, input.ods);
   } finally {
-    await loader.stop();
+    await Promise.allSettled(loaders.map((l) => l.stop()));
     await Promise.allSettled(clients.map((c) => c.close()));
   }
 }

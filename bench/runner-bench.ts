@@ -1,6 +1,9 @@
 // Runner benchmark (not a test): task-to-task handoff over a chain, fan-out throughput, and
 // waiting-trigger resume latency, each beside raw graphile-worker doing the same work in the
-// same process and database. Run: node --import tsx bench/runner-bench.ts
+// same process and database; then handoff and fan-out with a pool of two runners on that database
+// (two engines, each with its own connections, workers and scheduler, in this process so one clock
+// times both) beside the lone runner: what the pool's coordination costs (issue 25: no more than
+// 10 % below the lone runner). Run: node --import tsx bench/runner-bench.ts
 // It creates and drops its own database (runner_bench_<random>) on the stand's Postgres.
 import { Logger as GraphileLogger, type JobHelpers, type Runner as GraphileRunner, run as runGraphile } from "graphile-worker";
 import pg from "pg";
@@ -168,8 +171,9 @@ function silentGraphileLogger(): GraphileLogger {
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
-function printTable(rows: [string, string, string, string, string][]): void {
-  const header: [string, string, string, string, string] = ["measure", "runner", "raw graphile", "ratio", "target"];
+type Row = [string, string, string, string, string];
+
+function printTable(rows: Row[], header: Row = ["measure", "runner", "raw graphile", "ratio", "target"]): void {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]?.length ?? 0)));
   const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ");
@@ -198,6 +202,16 @@ async function main(): Promise<void> {
       await pool.end();
       await runner.stop();
     }
+    // a pool of two: the first engine again, and a second on the same database
+    const pooled = [runner, createRunner({ pgUrl: url, dags: buildDags(), concurrency: CONCURRENCY, leaseSeconds: 30, logger: pino({ level: "warn" }) })];
+    let poolHandoff: number[], poolThroughput: number;
+    await Promise.all(pooled.map((r) => r.start()));
+    try {
+      poolHandoff = await engineHandoff(runner);
+      poolThroughput = await medianOfRounds(() => engineFanOutOnce(runner));
+    } finally {
+      await Promise.all(pooled.map((r) => r.stop()));
+    }
     const raw = await rawGraphile(url);
     const h50 = percentile(handoff, 50);
     const h99 = percentile(handoff, 99);
@@ -216,6 +230,14 @@ async function main(): Promise<void> {
     ]);
     console.log("\nraw graphile: a job that adds the next job (handoff), 1000 no-op jobs added at once (fan-out);");
     console.log("resume is compared with the raw handoff, its nearest raw equivalent (one job enqueuing the next).");
+    const p50 = percentile(poolHandoff, 50);
+    const p99 = percentile(poolHandoff, 99);
+    console.log(`\na pool of 2 runners on one database (the same chain and fan-out; the tasks run on either), beside the lone runner of this run:\n`);
+    printTable([
+      ["handoff p50 (ms)", fmt(p50), fmt(h50), `${fmt(p50 / h50, 2)}x`, "<= 1.1x (10 % slower at most)"],
+      ["handoff p99 (ms)", fmt(p99), fmt(h99), `${fmt(p99 / h99, 2)}x`, "-"],
+      ["fan-out (tasks/s)", fmt(poolThroughput, 0), fmt(throughput, 0), `${fmt(poolThroughput / throughput, 2)}x`, ">= 0.9x"],
+    ], ["measure", "2 runners", "1 runner", "ratio", "target"]);
   });
 }
 

@@ -35,7 +35,15 @@ export interface PlayedDay {
  * Plays one day under `fault` and checks what every fault must leave: success, position + 1, the
  * group at the end offsets without ever going backwards, and the day exactly once in ODS.
  */
-export async function playDay(config: StandConfig, name: string, poisons: number, pausePoint: LoaderPause["point"], fault: (day: DayInProgress) => Promise<void>): Promise<PlayedDay> {
+export async function playDay(
+  config: StandConfig,
+  name: string,
+  poisons: number,
+  pausePoint: LoaderPause["point"],
+  fault: (day: DayInProgress) => Promise<void>,
+  /** Which loader of a group holds the pause (loader.instances; 1 on a lone loader). */
+  loaderInstance = 1,
+): Promise<PlayedDay> {
   const position = Number(await readPositionText());
   const expected = expectedDay(position);
   const watch = await OffsetWatch.start();
@@ -43,7 +51,7 @@ export async function playDay(config: StandConfig, name: string, poisons: number
     // what the last test or run sent is placed first, so the day's offsets are the day's alone
     const { ends: before } = await watch.until("the group at the end offsets before the day", (s) => total(s.committed) >= total(s.ends), 60_000);
     // armed once nothing is left to place: the first cycle of hits to reach it is the day's
-    const pause = await armLoaderPause(config, pausePoint, HITS_TOPIC.name);
+    const pause = await armLoaderPause(config, pausePoint, HITS_TOPIC.name, loaderInstance);
     const started = Date.now();
     const run = await triggerRun("world_next_day", { days: 1 });
     try {

@@ -7,7 +7,7 @@ import type { Admin } from "kafkajs";
 import { World, generateDay } from "../generator/src/day.ts";
 import { DEFAULT_SEED } from "../generator/src/world.ts";
 import type { StandConfig } from "../src/config/stand.ts";
-import { loaderHealth } from "../src/stand/loader-service.ts";
+import { loaderBaseUrl, loaderHealth } from "../src/stand/loader-service.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
 import { groupProgress, topicEndOffsets } from "../src/loader/group-progress.ts";
 import { withClickHouse } from "./rest-world.ts";
@@ -223,8 +223,8 @@ export async function deadLettersIn(ranges: readonly OffsetRange[]): Promise<Dea
 
 // ---- the loader's /metrics and /health -----------------------------------------------------------
 
-export async function loaderMetricsText(config: StandConfig): Promise<string> {
-  const response = await fetch(`http://${config.bind_host}:${config.loader.port}/metrics`, { signal: AbortSignal.timeout(5000) });
+export async function loaderMetricsText(config: StandConfig, instance = 1): Promise<string> {
+  const response = await fetch(`${loaderBaseUrl(config, instance)}/metrics`, { signal: AbortSignal.timeout(5000) });
   if (!response.ok) throw new Error(`loader /metrics answered ${response.status}`);
   return response.text();
 }
@@ -241,19 +241,19 @@ export function metricValue(text: string, name: string, labels: Record<string, s
   return sum;
 }
 
-/** Waits until the loader's /health says it consumes (after a restart it first rejoins its groups). */
-export async function waitForLoaderConsuming(config: StandConfig, timeoutMs = 120_000): Promise<void> {
+/** Waits until the loader's /health (instance `instance`'s) says it consumes (after a restart it first rejoins its groups). */
+export async function waitForLoaderConsuming(config: StandConfig, timeoutMs = 120_000, instance = 1): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "";
   for (;;) {
     try {
-      const { state } = await loaderHealth(config);
+      const { state } = await loaderHealth(config, 2000, instance);
       if (state === "consuming") return;
       last = `state ${state}`;
     } catch (err) {
       last = errorMessage(err);
     }
-    if (Date.now() > deadline) throw new Error(`the loader did not reach 'consuming' within ${timeoutMs / 1000} s: ${last}`);
+    if (Date.now() > deadline) throw new Error(`loader instance ${instance} did not reach 'consuming' within ${timeoutMs / 1000} s: ${last}`);
     await sleep(250);
   }
 }
@@ -268,47 +268,47 @@ export interface LoaderPause {
   releasedAt?: string;
 }
 
-async function failPointsRequest<T>(config: StandConfig, method: "GET" | "POST", route: string, body?: unknown): Promise<T> {
-  const response = await fetch(`http://${config.bind_host}:${config.loader.port}${route}`, {
+async function failPointsRequest<T>(config: StandConfig, method: "GET" | "POST", route: string, body?: unknown, instance = 1): Promise<T> {
+  const response = await fetch(`${loaderBaseUrl(config, instance)}${route}`, {
     method,
     headers: body === undefined ? undefined : { "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(5000),
   });
   const text = await response.text();
-  if (!response.ok) throw new Error(`loader ${method} ${route} answered ${response.status}: ${text}`);
+  if (!response.ok) throw new Error(`loader instance ${instance} ${method} ${route} answered ${response.status}: ${text}`);
   return JSON.parse(text) as T;
 }
 
 /**
- * Arms a pause point on the test stand's loader: the next flush cycle of `topic` that reaches
+ * Arms a pause point on the test stand's loader (instance `instance` of a group): the next flush cycle of `topic` that reaches
  * `point` waits there until released. `reached()` resolves once a cycle waits at it (the wait
  * holds until the test releases it, so the moment cannot pass unseen), and fails, saying so, when
  * no cycle got there in time; `release()` lets the cycle go on.
  */
-export async function armLoaderPause(config: StandConfig, point: LoaderPause["point"], topic: string) {
-  const armed = await failPointsRequest<LoaderPause>(config, "POST", "/fail-points", { point, topic, note: "loader fault test" });
+export async function armLoaderPause(config: StandConfig, point: LoaderPause["point"], topic: string, instance = 1) {
+  const armed = await failPointsRequest<LoaderPause>(config, "POST", "/fail-points", { point, topic, note: "loader fault test" }, instance);
   return {
     id: armed.id,
     reached: async (timeoutMs = 120_000): Promise<LoaderPause> => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const { points } = await failPointsRequest<{ points: LoaderPause[] }>(config, "GET", "/fail-points");
+        const { points } = await failPointsRequest<{ points: LoaderPause[] }>(config, "GET", "/fail-points", undefined, instance);
         const mine = points.find((p) => p.id === armed.id);
         if (mine?.reachedAt !== undefined) return mine;
-        if (Date.now() > deadline) throw new Error(`the loader never reached pause point ${armed.id} (${point} on ${topic}) within ${timeoutMs / 1000} s: the fault could not be staged`);
+        if (Date.now() > deadline) throw new Error(`loader instance ${instance} never reached pause point ${armed.id} (${point} on ${topic}) within ${timeoutMs / 1000} s: the fault could not be staged`);
         await sleep(50);
       }
     },
-    release: () => failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${armed.id}/release`),
+    release: () => failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${armed.id}/release`, undefined, instance),
   };
 }
 
 /** Releases every pause point the loader holds or has armed (what a test that died left behind). */
-export async function releaseAllLoaderPauses(config: StandConfig): Promise<number> {
-  const { points } = await failPointsRequest<{ points: LoaderPause[] }>(config, "GET", "/fail-points");
+export async function releaseAllLoaderPauses(config: StandConfig, instance = 1): Promise<number> {
+  const { points } = await failPointsRequest<{ points: LoaderPause[] }>(config, "GET", "/fail-points", undefined, instance);
   const open = points.filter((p) => p.releasedAt === undefined);
-  for (const p of open) await failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${p.id}/release`);
+  for (const p of open) await failPointsRequest<LoaderPause>(config, "POST", `/fail-points/${p.id}/release`, undefined, instance);
   return open.length;
 }
 

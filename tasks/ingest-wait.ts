@@ -4,7 +4,7 @@
 // So "the group has committed the end offset of every partition" means "everything sent so far is
 // in ClickHouse", with no guess about flush delays and no Stable-group wait.
 import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByPartition } from "../src/loader/group-progress.ts";
-import { controlPool, describeLoaderStatus, readLoaderStatus } from "../src/loader/control.ts";
+import { controlPool, describeLoaders, readLoaderStatuses } from "../src/loader/control.ts";
 import type { StandConfig } from "../src/config/stand.ts";
 import { rideOutTransient, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
@@ -65,7 +65,7 @@ export class StallWatch {
 async function loaderLine(config: StandConfig | undefined): Promise<string> {
   const db = controlPool(config);
   try {
-    return describeLoaderStatus(await readLoaderStatus(db));
+    return describeLoaders(await readLoaderStatuses(db));
   } catch (err) {
     return `loader status unreadable (${errorMessage(err)})`;
   } finally {

@@ -70,7 +70,11 @@ export const standConfigSchema = z
       .object({
         /** Address the API listens on: bind_host locally, 0.0.0.0 inside a container. */
         listen_host: z.string().min(1).optional(),
+        /** The first instance's API port; instance k listens on api_port + k - 1. */
         api_port: port,
+        /** Runner processes on this stand (a pool on one metadata database, docs/deploy.md); each
+         * serves the API and the web view on its own port and runs workers. */
+        instances: z.number().int().min(1).max(8).default(1),
         api_token: z.string().min(8),
         worker_concurrency: z.number().int().min(1).max(64),
         lease_seconds: z.number().int().min(2).max(60),
@@ -105,8 +109,10 @@ export const standConfigSchema = z
       .object({
         /** Address /health and /metrics listen on: bind_host locally, 0.0.0.0 inside a container. */
         listen_host: z.string().min(1).optional(),
-        /** Loopback HTTP port of its /health and /metrics. */
+        /** Loopback HTTP port of the first instance's /health and /metrics; instance k's is port + k - 1. */
         port,
+        /** Loader processes on this stand: each joins the consumer groups, Kafka splits the partitions. */
+        instances: z.number().int().min(1).max(8).default(1),
         /** Loader options (src/config/loader.ts): flush limits, message size limit, backoff. */
         options: loaderConfigSchema.optional(),
         /** Serve /fail-points: pause points a fault test arms to hold a flush cycle at an exact
@@ -245,8 +251,8 @@ export function collectPorts(c: StandConfig): number[] {
     c.zookeeper.port,
     c.kafka.port,
     c.kafka.controller_port,
-    c.runner.api_port,
-    c.loader.port,
+    ...instancesOf(c, "runner").map((i) => i.port),
+    ...instancesOf(c, "loader").map((i) => i.port),
     ...(c.keeper ? [c.keeper.port] : []),
     ...(c.prometheus ? [c.prometheus.port] : []),
     ...(c.bi ? [c.bi.port] : []),
@@ -295,6 +301,8 @@ export const processEnv = Object.freeze({
   /** FC_SEED: the seed a property-based test runs with (reproduces a failed run it printed). */
   fuzzSeed: process.env.FC_SEED === undefined || process.env.FC_SEED === "" ? undefined : Number(process.env.FC_SEED),
   /** TEST_WALL_STARTED: when this make test run began (epoch seconds; scripts/run-tests.sh), if it is one. */
+  /** STAND_INSTANCE: which runner or loader instance this process is (1-based; src/config/stand.ts currentInstance). */
+  instance: process.env.STAND_INSTANCE,
   testRunStartedMs: /^\d+$/.test(process.env.TEST_WALL_STARTED ?? "") ? Number(process.env.TEST_WALL_STARTED) * 1000 : undefined,
 });
 
@@ -328,7 +336,45 @@ export function loaderListenHost(config: StandConfig = loadStandConfig()): strin
   return config.loader.listen_host ?? config.bind_host;
 }
 
-/** Base URL of the runner's REST API as a local client sees it. */
-export function apiBaseUrl(config: StandConfig = loadStandConfig()): string {
-  return `http://${config.bind_host}:${config.runner.api_port}`;
+/** Base URL of the runner's REST API as a local client sees it (the first instance's, or `instance`'s). */
+export function apiBaseUrl(config: StandConfig = loadStandConfig(), instance: number = 1): string {
+  return `http://${config.bind_host}:${config.runner.api_port + instance - 1}`;
+}
+
+/** The two kinds of our own processes a stand may run several of (runner.instances, loader.instances). */
+export type PoolKind = "runner" | "loader";
+
+/** One process of a pool: its 1-based index, its service name and the port it listens on. */
+export interface PoolInstance {
+  kind: PoolKind;
+  index: number;
+  /** The first keeps the kind's own name (its state directory and pid file as before pools); then runner-2, loader-2, … */
+  name: string;
+  port: number;
+}
+
+export function poolInstance(config: StandConfig, kind: PoolKind, index: number): PoolInstance {
+  const base = kind === "runner" ? config.runner.api_port : config.loader.port;
+  return { kind, index, name: index === 1 ? kind : `${kind}-${index}`, port: base + index - 1 };
+}
+
+/** Every configured instance of a pool, the first first. */
+export function instancesOf(config: StandConfig, kind: PoolKind): PoolInstance[] {
+  const count = kind === "runner" ? config.runner.instances : config.loader.instances;
+  return Array.from({ length: count }, (_, i) => poolInstance(config, kind, i + 1));
+}
+
+/**
+ * Which instance this process is: $STAND_INSTANCE (set by the stand when it starts instance k > 1),
+ * the first when unset. A value the config does not have is an error naming both.
+ */
+export function currentInstance(config: StandConfig, kind: PoolKind): PoolInstance {
+  const raw = processEnv.instance;
+  if (raw === undefined || raw === "") return poolInstance(config, kind, 1);
+  const count = instancesOf(config, kind).length;
+  const index = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(index >= 1 && index <= count)) {
+    throw new ConfigError(`STAND_INSTANCE=${raw}: ${standConfigPath()} has ${count} ${kind} instance(s) (${kind}.instances); give 1..${count}`, standConfigPath());
+  }
+  return poolInstance(config, kind, index);
 }

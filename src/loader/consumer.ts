@@ -113,8 +113,8 @@ export class TopicLoader {
     this.timer = setInterval(() => void this.backgroundCycle(), tick);
   }
 
-  /** Resolves at the first group join that gives this member partitions of the topic; rejects if
-   * the loader stops or its consumer crashes for good before that. */
+  /** Resolves at the first group join (this member's partitions of the topic assigned, none for a
+   * member standing by); rejects if the loader stops or its consumer crashes for good before that. */
   joined(): Promise<void> {
     return this.firstJoin;
   }
@@ -212,7 +212,10 @@ export class TopicLoader {
       });
       this.revoking = revoking;
     }
-    if (this.assigned.length > 0 && this.settleJoin !== undefined) {
+    // A join is a join even with no partition: in a group of loaders with more members than the
+    // topic has partitions (orders has one), the others stand by and take partitions over when a
+    // member leaves or dies. A lone member of an existing topic is always given every partition.
+    if (this.settleJoin !== undefined) {
       this.settleJoin.resolve();
       this.settleJoin = undefined;
       if (this.state === "starting") this.state = "running";

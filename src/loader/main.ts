@@ -1,15 +1,17 @@
 // The loader service: runs with the stand (src/stand/loader-service.ts starts it after Kafka and
-// ClickHouse), serves GET /health and GET /metrics on 127.0.0.1:loader.port, and consumes the
+// ClickHouse), serves GET /health and GET /metrics on 127.0.0.1:loader.port (+ k - 1 for instance k
+// of loader.instances: each joins the groups, Kafka splits the partitions), and consumes the
 // world's topics only while the world DAGs ask for it (loader.control, src/loader/control.ts):
 // world_initialize's start_ingest after the DDL, world_recreate's stop_ingest before the groups and
-// topics go. It reports the state and generation it reached in loader.status every second. It
+// topics go. It reports the state and generation it reached in its row of loader.status every second. It
 // applies its own migrations (src/loader/migrations) before it reads the control row.
 // SIGTERM/SIGINT: flush what was read, commit, leave the groups, exit 0.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { hostname } from "node:os";
 import { pino } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { loadStandConfig, loaderListenHost } from "../config/stand.ts";
-import { controlPool, readIngestControl, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
+import { currentInstance, loadStandConfig, loaderListenHost } from "../config/stand.ts";
+import { controlPool, loaderInstanceKey, readIngestControl, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
 import { WorldLoader } from "./world-loader.ts";
 import { armPauseBody, PausePoints } from "./pause-points.ts";
 import { coerceError, errorMessage } from "../errors.ts";
@@ -23,7 +25,10 @@ const RETRY_AFTER_FAILURE_MS = 5000;
 const HELD_DEGRADED_MS = 30_000;
 
 const config = loadStandConfig();
-const logger = pino({ base: { service: "loader" } });
+const instance = currentInstance(config, "loader");
+/** Its row of loader.status: which member of the group this is, on which host. */
+const memberKey = loaderInstanceKey(instance.name, hostname(), instance.port);
+const logger = pino({ base: { service: instance.name } });
 const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: "loader_process_" });
 const pausePoints = config.loader.fail_points === true ? new PausePoints() : undefined;
@@ -32,6 +37,7 @@ const world = new WorldLoader({
   registry,
   log: { info: (l) => logger.info(l), warn: (l) => logger.warn(l), error: (l) => logger.error(l) },
   pausePoints,
+  clientId: `stand-${instance.name}`,
 });
 const db = controlPool(config);
 
@@ -50,7 +56,7 @@ function consumingDetail(): string {
 async function report(): Promise<void> {
   world.metrics.state.reset();
   world.metrics.state.set({ state }, 1);
-  await writeLoaderStatus(db, { state, generation, pid: process.pid, detail: state === "consuming" ? consumingDetail() : detail });
+  await writeLoaderStatus(db, { instance: memberKey, state, generation, pid: process.pid, detail: state === "consuming" ? consumingDetail() : detail });
 }
 
 async function reconcile(control: IngestControl): Promise<void> {
@@ -174,7 +180,7 @@ async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const problems = state === "consuming" ? world.problems(Date.now(), HELD_DEGRADED_MS) : [];
     const status = !alive ? "unhealthy" : problems.length > 0 ? "degraded" : "healthy";
     res.writeHead(alive ? 200 : 503, { "content-type": "application/json" });
-    res.end(JSON.stringify({ status, state, generation, pid: process.pid, problems, detail: state === "consuming" ? world.describe() : detail }));
+    res.end(JSON.stringify({ status, instance: memberKey, state, generation, pid: process.pid, problems, detail: state === "consuming" ? world.describe() : detail }));
     return;
   }
   if (req.url === "/fail-points" || req.url?.startsWith("/fail-points/") === true) {
@@ -276,7 +282,7 @@ process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
 
 const host = loaderListenHost(config);
-server.listen(config.loader.port, host, () => {
-  logger.info({ url: `http://${host}:${config.loader.port}` }, "loader service listening (/health, /metrics)");
+server.listen(instance.port, host, () => {
+  logger.info({ url: `http://${host}:${instance.port}`, member: memberKey }, "loader service listening (/health, /metrics)");
   void controlLoop();
 });

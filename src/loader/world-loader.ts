@@ -173,6 +173,8 @@ export interface WorldLoaderOptions {
   log: HostLog;
   /** Pause points armed over HTTP (loader.fail_points: the test stand only). */
   pausePoints?: PausePoints;
+  /** Kafka client id, which kafka-consumer-groups.sh --describe shows per member: stand-loader, stand-loader-2, … */
+  clientId?: string;
 }
 
 /** The two topic loaders of the world, started and stopped together. */
@@ -207,7 +209,7 @@ export class WorldLoader {
     const { inserter, clients, first } = nodeInserters(config, "etl", loaderInsertSettings(platform));
     this.clients = clients;
     const deadLetters = new ClickHouseDeadLetterSink(first, DEAD_LETTER_TABLE);
-    const kafka = new Kafka({ clientId: "stand-loader", brokers: [kafkaBroker(config)], logLevel: logLevel.WARN, logCreator: kafkaLogger(log) });
+    const kafka = new Kafka({ clientId: this.options.clientId ?? "stand-loader", brokers: [kafkaBroker(config)], logLevel: logLevel.WARN, logCreator: kafkaLogger(log) });
     const topics = [
       { topic: HITS_TOPIC.name, groupId: HITS_CONSUMER_GROUP, decodeMode: "json-object" as const, route: hitsRouter(nodes) },
       { topic: ORDERS_TOPIC.name, groupId: ORDERS_CONSUMER_GROUP, decodeMode: "text" as const, route: ordersRouter(nodes[0] ?? "ch1") },

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { pino } from "pino";
 import type { Logger } from "pino";
-import { apiListenHost, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
+import { apiListenHost, currentInstance, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
 import { watchKeeper } from "../stand/keeper-service.ts";
 import { standContext } from "../stand/stand.ts";
 import { coerceError } from "../errors.ts";
@@ -61,6 +61,7 @@ export interface RunningServer {
 export async function startServer(logger: Logger): Promise<RunningServer> {
   const config = loadStandConfig();
   const host = apiListenHost(config);
+  const instance = currentInstance(config, "runner"); // its port: runner.api_port + index - 1
   assertOpenListenSecured(host, config.runner.api_token); // before anything starts: beyond loopback, no weak token
   const { dags, importErrors, loadedAt } = await loadDags(logger.child({ component: "dags" }));
   const runner = createRunner({
@@ -112,20 +113,20 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   httpServer.keepAliveTimeout = KEEP_ALIVE_MS;
   httpServer.headersTimeout = KEEP_ALIVE_MS + 1000;
   try {
-    await listen(httpServer, config.runner.api_port, host);
+    await listen(httpServer, instance.port, host);
   } catch (err) {
     await runner.stop();
     await throttlePool.end();
     const code = (err as { code?: unknown }).code;
     if (code === "EADDRINUSE") {
-      throw new Error(`port ${host}:${config.runner.api_port} is taken (runner.api_port): is another runner already running?`, {
+      throw new Error(`port ${host}:${instance.port} is taken (${instance.name}: runner.api_port + ${instance.index - 1}): is another runner already running?`, {
         cause: err,
       });
     }
     throw err;
   }
-  const url = `http://${host}:${config.runner.api_port}`;
-  logger.info({ url, dags: dags.map((dag) => dag.id) }, "runner API listening");
+  const url = `http://${host}:${instance.port}`;
+  logger.info({ url, instance: instance.name, dags: dags.map((dag) => dag.id) }, "runner API listening");
 
   let stopping: Promise<void> | undefined;
   return {

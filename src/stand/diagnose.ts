@@ -29,8 +29,13 @@ export function quietStandContext(config: StandConfig = loadStandConfig()): Stan
 }
 
 function logOf(ctx: StandContext, service: string): string {
-  if (service === "loader" || service === "runner" || service === "keeper") return nodeServicePaths(ctx, service).log;
+  if (isNodeService(service)) return nodeServicePaths(ctx, service).log;
   return `the log under ${ctx.paths.root}`;
+}
+
+/** Our own processes: the keeper, and every instance of the runner and loader pools (runner, runner-2, loader, …). */
+function isNodeService(service: string): boolean {
+  return service === "keeper" || /^(runner|loader)(-\d+)?$/.test(service);
 }
 
 /** Every problem the stand's services show now; none when all serve and the keeper is current. */
@@ -48,7 +53,7 @@ export async function standFindings(ctx: StandContext): Promise<Finding[]> {
         fix: `read ${logOf(ctx, s.name)}, fix the cause, then make up (it starts it again)`,
         permanent: true,
       });
-    } else if (s.name === "loader" && s.pid !== undefined) {
+    } else if (/^loader(-\d+)?$/.test(s.name) && s.pid !== undefined) {
       findings.push({ subject: s.name, problem: s.detail, fix: "the rows are held, none lost: make check-services names the node or table; they land once it serves", permanent: false });
     } else {
       const restarting = kept && keeper.current && (kept.state === "restarting" || kept.state === "starting" || kept.state === "waiting" || kept.state === "not-serving");

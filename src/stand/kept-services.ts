@@ -3,9 +3,9 @@
 // service spec. Every start goes through the service's start lock and looks at its want file again
 // under it, so a `make down` or `make up` at the same moment is never undone.
 import type { KeptService } from "./keeper.ts";
-import { loaderSpec } from "./loader-service.ts";
+import { loaderInstances, loaderSpec } from "./loader-service.ts";
 import { launchNodeService, nodeServicePaths, nodeServiceSupervisor, type NodeServiceSpec } from "./node-service.ts";
-import { runnerSpec } from "./runner-service.ts";
+import { runnerInstances, runnerSpec } from "./runner-service.ts";
 import { answersWithin, launchNow, serves, type ServiceDefinition, type StandContext } from "./service.ts";
 import { optionalServices, serviceGroups } from "./stand.ts";
 import { isProcessOurs, tailFile, type Supervisor } from "./supervisor.ts";
@@ -56,13 +56,14 @@ function nodeService(c: StandContext, spec: NodeServiceSpec, needs: string[]): K
   });
 }
 
-/** Every stand service, in start order: the ClickHouse nodes need ZooKeeper, the loader and the runner
- * Postgres (and the loader Kafka). Superset is kept once `make bi` wanted it up. */
+/** Every stand service, in start order: the ClickHouse nodes need ZooKeeper, the loaders and the runners
+ * Postgres (and the loaders Kafka); each instance of a pool is a service of its own. Superset is kept
+ * once `make bi` wanted it up. */
 export function keptServices(c: StandContext): KeptService[] {
   return [
     ...[...serviceGroups(c).flat(), ...optionalServices(c)].map((def) => infraService(c, def)),
-    nodeService(c, loaderSpec(c, {}), ["postgres", "kafka"]),
-    nodeService(c, runnerSpec(c), ["postgres"]),
+    ...loaderInstances(c).map((instance) => nodeService(c, loaderSpec(c, { instance }), ["postgres", "kafka"])),
+    ...runnerInstances(c).map((instance) => nodeService(c, runnerSpec(c, instance), ["postgres"])),
   ];
 }
 

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { repoRoot, standConfigPath } from "../config/stand.ts";
+import { instancesOf, repoRoot, standConfigPath, type PoolKind } from "../config/stand.ts";
 import { waitForHealthy } from "./health.ts";
 import { PortTakenError, withStartFailPoint, type LaunchOptions, type StandContext } from "./service.ts";
 import { Supervisor, type StartSpec, type StopOptions } from "./supervisor.ts";
@@ -36,6 +36,8 @@ export interface NodeServiceSpec {
   alive?(): Promise<boolean>;
   /** What to try when it does not come up. */
   hint: string;
+  /** Environment added to the stand's for this process (STAND_INSTANCE for instance k > 1 of a pool). */
+  env?: Record<string, string>;
 }
 
 export interface NodeServicePaths {
@@ -55,6 +57,20 @@ export function nodeServiceSupervisor(ctx: StandContext, name: string): Supervis
 export function nodeServicePaths(ctx: StandContext, name: string): NodeServicePaths {
   const dir = path.join(ctx.paths.root, name);
   return { dir, log: path.join(dir, `${name}.log`), fingerprint: path.join(dir, "code.sha256") };
+}
+
+/**
+ * Instances of a pool that ran here (a state directory runner-k / loader-k with a pid file) beyond
+ * what the config has now: a pool made smaller while it ran. Stopping the stand stops them too.
+ */
+export function leftoverInstances(ctx: StandContext, kind: PoolKind): number[] {
+  const count = instancesOf(ctx.config, kind).length;
+  if (!existsSync(ctx.paths.root)) return [];
+  const pattern = new RegExp(`^${kind}-(\\d+)$`);
+  return readdirSync(ctx.paths.root)
+    .map((entry) => Number(pattern.exec(entry)?.[1] ?? Number.NaN))
+    .filter((index) => index > count && nodeServiceSupervisor(ctx, `${kind}-${index}`).readPid(`${kind}-${index}`) !== undefined)
+    .sort((a, b) => a - b);
 }
 
 function supervisorOf(ctx: StandContext, spec: NodeServiceSpec): Supervisor {
@@ -98,9 +114,13 @@ export async function launchNodeService(ctx: StandContext, spec: NodeServiceSpec
     logFile: paths.log,
     marker: spec.entry,
     cwd: repoRoot,
-    // a context read from another stand file hands it on (a second host's runner on this machine)
-    // eslint-disable-next-line no-restricted-properties -- the child inherits this environment
-    env: ctx.configFile === undefined ? undefined : { ...process.env, STAND_CONFIG: ctx.configFile },
+    // a context read from another stand file hands it on (a second host's runner on this machine);
+    // an instance of a pool is told which it is
+    env:
+      ctx.configFile === undefined && spec.env === undefined
+        ? undefined
+        : // eslint-disable-next-line no-restricted-properties -- the child inherits this environment
+          { ...process.env, ...(ctx.configFile === undefined ? {} : { STAND_CONFIG: ctx.configFile }), ...spec.env },
   };
   const pid = supervisorOf(ctx, spec).start({ ...withStartFailPoint(ctx, start), onExit: options.onExit });
   writeFileSync(paths.fingerprint, `${fingerprint}\n`);

@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { apiListenHost, isLoopbackHost, type StandConfig } from "../config/stand.ts";
+import { apiListenHost, instancesOf, isLoopbackHost, type StandConfig } from "../config/stand.ts";
 import type { StandPaths } from "./paths.ts";
 import type { ProbeAnswer, ServiceDefinition, StandContext } from "./service.ts";
 
@@ -30,14 +30,14 @@ export function prometheusUrl(config: StandConfig, prometheus: PrometheusConfig)
   return `http://${config.bind_host}:${prometheus.port}`;
 }
 
-/** The scrape jobs: every stand process that serves /metrics, and Prometheus itself. */
-export function scrapeTargets(config: StandConfig, prometheus: PrometheusConfig): { job: string; target: string }[] {
+/** The scrape jobs: every stand process that serves /metrics (each instance of a pool), and Prometheus itself. */
+export function scrapeTargets(config: StandConfig, prometheus: PrometheusConfig): { job: string; targets: string[] }[] {
   const at = (port: number) => `${config.bind_host}:${port}`;
   return [
-    { job: "prometheus", target: at(prometheus.port) },
-    { job: "runner", target: at(config.runner.api_port) },
-    { job: "loader", target: at(config.loader.port) },
-    ...(config.keeper ? [{ job: "keeper", target: at(config.keeper.port) }] : []),
+    { job: "prometheus", targets: [at(prometheus.port)] },
+    { job: "runner", targets: instancesOf(config, "runner").map((i) => at(i.port)) },
+    { job: "loader", targets: instancesOf(config, "loader").map((i) => at(i.port)) },
+    ...(config.keeper ? [{ job: "keeper", targets: [at(config.keeper.port)] }] : []),
   ];
 }
 
@@ -52,12 +52,12 @@ export function renderPrometheusConfig(config: StandConfig, prometheus: Promethe
     "rule_files:",
     `  - ${JSON.stringify(paths.rules)}`,
     "scrape_configs:",
-    ...scrapeTargets(config, prometheus).flatMap(({ job, target }) => [
+    ...scrapeTargets(config, prometheus).flatMap(({ job, targets }) => [
       `  - job_name: ${job}`,
       // a runner listening beyond loopback answers /metrics only with its token (src/api/open-listen.ts)
       ...(job === "runner" && !isLoopbackHost(apiListenHost(config)) ? ["    authorization:", `      credentials: ${JSON.stringify(config.runner.api_token)}`] : []),
       "    static_configs:",
-      `      - targets: [${JSON.stringify(target)}]`,
+      `      - targets: [${targets.map((t) => JSON.stringify(t)).join(", ")}]`,
     ]),
     "",
   ].join("\n");

@@ -5,11 +5,16 @@
 //
 // The runner loads dags/ once at start, so `ensureRunner` restarts it when the code it was started
 // from (src, dags, tasks, sql, the passport, the lockfile, the stand config) has changed since.
+//
+// runner.instances > 1: a pool of runners on one metadata database (docs/deploy.md). Instance k is
+// the service runner-k (its own state directory, pid file and log), listens on runner.api_port + k - 1
+// and is told which it is by STAND_INSTANCE=k; the first keeps the name `runner`.
 import path from "node:path";
-import { apiBaseUrl, loadStandConfig, repoRoot, type StandConfig } from "../config/stand.ts";
+import { apiBaseUrl, instancesOf, loadStandConfig, poolInstance, repoRoot, type StandConfig } from "../config/stand.ts";
 import {
   codeFingerprint as fingerprintOf,
   ensureNodeService,
+  leftoverInstances,
   nodeServicePaths,
   nodeServicePid,
   stopNodeService,
@@ -27,8 +32,8 @@ const FINGERPRINT = { dirs: ["src", "dags", "tasks", "sql"], files: ["package-lo
 
 export type RunnerPaths = NodeServicePaths;
 
-export function runnerPaths(ctx: StandContext): RunnerPaths {
-  return nodeServicePaths(ctx, RUNNER_SERVICE);
+export function runnerPaths(ctx: StandContext, instance = 1): RunnerPaths {
+  return nodeServicePaths(ctx, poolInstance(ctx.config, "runner", instance).name);
 }
 
 /** sha256 over the paths and contents of everything the runner process loads or reads at load time. */
@@ -41,9 +46,9 @@ interface HealthBody {
   scheduler?: { status?: string };
 }
 
-/** True when the API answers and both the metadatabase and the scheduler report healthy. */
-export async function runnerHealthy(timeoutMs = 2000, config: StandConfig = loadStandConfig()): Promise<boolean> {
-  const response = await fetch(`${apiBaseUrl(config)}/api/v2/monitor/health`, { signal: AbortSignal.timeout(timeoutMs) });
+/** True when the API (of instance `instance`) answers and both the metadatabase and the scheduler report healthy. */
+export async function runnerHealthy(timeoutMs = 2000, config: StandConfig = loadStandConfig(), instance = 1): Promise<boolean> {
+  const response = await fetch(`${apiBaseUrl(config, instance)}/api/v2/monitor/health`, { signal: AbortSignal.timeout(timeoutMs) });
   if (!response.ok) throw new Error(`health answered ${response.status}`);
   const body = (await response.json()) as HealthBody;
   if (body.metadatabase?.status !== "healthy") throw new Error(`metadatabase ${body.metadatabase?.status ?? "?"}${body.metadatabase?.detail === undefined ? "" : `: ${body.metadatabase.detail}`}`);
@@ -51,35 +56,55 @@ export async function runnerHealthy(timeoutMs = 2000, config: StandConfig = load
   return true;
 }
 
-export function runnerSpec(ctx: StandContext): NodeServiceSpec {
+export function runnerSpec(ctx: StandContext, instance = 1): NodeServiceSpec {
+  const { name, port, index } = poolInstance(ctx.config, "runner", instance);
+  const base = apiBaseUrl(ctx.config, index);
   return {
-    name: RUNNER_SERVICE,
+    name,
     entry: SERVER_ENTRY,
-    port: ctx.config.runner.api_port,
+    port,
     stopGraceMs: STOP_GRACE_MS,
     fingerprint: FINGERPRINT,
-    healthWhat: `GET ${apiBaseUrl(ctx.config)}/api/v2/monitor/health: metadatabase and scheduler healthy`,
-    probe: () => runnerHealthy(2000, ctx.config),
+    healthWhat: `GET ${base}/api/v2/monitor/health: metadatabase and scheduler healthy`,
+    probe: () => runnerHealthy(2000, ctx.config, index),
     // the API answers (its health may name a Postgres it cannot reach: restarting it would not help)
-    alive: async () => (await fetch(`${apiBaseUrl(ctx.config)}/api/v2/monitor/health`, { signal: AbortSignal.timeout(3000) })).ok,
-    hint: `read ${runnerPaths(ctx).log}; a port clash or an unreachable Postgres is named there. make check-services shows the stand.`,
+    alive: async () => (await fetch(`${base}/api/v2/monitor/health`, { signal: AbortSignal.timeout(3000) })).ok,
+    hint: `read ${runnerPaths(ctx, index).log}; a port clash or an unreachable Postgres is named there. make check-services shows the stand.`,
+    env: { STAND_INSTANCE: String(index) },
   };
 }
 
-export function runnerPid(ctx: StandContext): number | undefined {
-  return nodeServicePid(ctx, runnerSpec(ctx));
+/** Every runner instance of the stand config (runner.instances), the first first. */
+export function runnerInstances(ctx: StandContext): number[] {
+  return instancesOf(ctx.config, "runner").map((i) => i.index);
+}
+
+export function runnerPid(ctx: StandContext, instance = 1): number | undefined {
+  return nodeServicePid(ctx, runnerSpec(ctx, instance));
 }
 
 /**
- * Makes sure our runner is running the current code and healthy: starts it when it is not running,
- * restarts it when the code changed since it started, and waits for its health either way.
- * Returns what it did.
+ * Makes sure our runner (instance `instance`) is running the current code and healthy: starts it
+ * when it is not running, restarts it when the code changed since it started, and waits for its
+ * health either way. Returns what it did.
  */
-export function ensureRunner(ctx: StandContext): Promise<EnsureOutcome> {
-  return ensureNodeService(ctx, runnerSpec(ctx));
+export function ensureRunner(ctx: StandContext, instance = 1): Promise<EnsureOutcome> {
+  return ensureNodeService(ctx, runnerSpec(ctx, instance));
+}
+
+/** Every runner of the pool, in turn (each migrates the same database: one at a time is quicker than a race for its lock). */
+export async function ensureRunners(ctx: StandContext): Promise<EnsureOutcome[]> {
+  const outcomes: EnsureOutcome[] = [];
+  for (const instance of runnerInstances(ctx)) outcomes.push(await ensureRunner(ctx, instance));
+  return outcomes;
 }
 
 /** Stops our runner (SIGTERM: open waits answered, running tries finish or are handed back). */
-export async function stopRunner(ctx: StandContext): Promise<void> {
-  await stopNodeService(ctx, runnerSpec(ctx));
+export async function stopRunner(ctx: StandContext, instance = 1): Promise<void> {
+  await stopNodeService(ctx, runnerSpec(ctx, instance));
+}
+
+/** Stops every runner of the pool, the last first, instances since removed from the config included (their state directories say which ran). */
+export async function stopRunners(ctx: StandContext): Promise<void> {
+  for (const instance of [...runnerInstances(ctx), ...leftoverInstances(ctx, "runner")].reverse()) await stopRunner(ctx, instance);
 }

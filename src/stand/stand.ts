@@ -4,18 +4,18 @@
 // starts last and stops first.
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { loadStandConfig, repoRoot, standConfigPath } from "../config/stand.ts";
+import { loadStandConfig, poolInstance, repoRoot, standConfigPath } from "../config/stand.ts";
 import { clickhouseNodeService } from "./clickhouse.ts";
 import { fetchedToolsVersion, writeFieldTools } from "./field-tools.ts";
 import { kafkaService } from "./kafka.ts";
 import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "./keeper-service.ts";
-import { ensureLoader, loaderStatus, stopLoader } from "./loader-service.ts";
+import { ensureLoaders, loaderStatuses, stopLoaders } from "./loader-service.ts";
 import { standPaths } from "./paths.ts";
 import { SnapshotStore } from "./snapshot-store.ts";
 import { supersetService } from "./superset.ts";
 import { postgresService, removeExternalDataDir } from "./postgres.ts";
 import { prometheusService } from "./prometheus.ts";
-import { RUNNER_SERVICE, runnerHealthy, runnerPid } from "./runner-service.ts";
+import { runnerHealthy, runnerInstances, runnerPid } from "./runner-service.ts";
 import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
 import { nodeServiceSupervisor } from "./node-service.ts";
 import { Supervisor } from "./supervisor.ts";
@@ -44,7 +44,7 @@ export async function standUp(ctx: StandContext): Promise<void> {
     for (const service of group) await launchIfNeeded(ctx, service);
     await Promise.all(group.map((service) => waitUntilHealthy(ctx, service)));
   }
-  await ensureLoader(ctx);
+  await ensureLoaders(ctx);
   if (ctx.config.keeper?.autostart === true) await ensureKeeper(ctx);
   const tools = writeFieldTools(ctx.config, ctx.paths);
   const toolsVersion = fetchedToolsVersion(ctx.paths);
@@ -74,14 +74,14 @@ export async function stopWorldServices(ctx: StandContext): Promise<void> {
 
 /** Starts what stopWorldServices stopped and waits for each: ZooKeeper and Kafka at once (Kafka
  * needs nothing of the others and is the slowest to start), the nodes once ZooKeeper serves; then
- * the loader, if it is not running. */
+ * the loaders, if they are not running. */
 export async function startWorldServices(ctx: StandContext): Promise<void> {
   const [, zookeeper = [], nodes = [], kafka = []] = serviceGroups(ctx);
   for (const service of [...zookeeper, ...kafka]) await launchIfNeeded(ctx, service);
   await Promise.all(zookeeper.map((service) => waitUntilHealthy(ctx, service)));
   for (const service of nodes) await launchIfNeeded(ctx, service);
   await Promise.all([...nodes, ...kafka].map((service) => waitUntilHealthy(ctx, service)));
-  await ensureLoader(ctx);
+  await ensureLoaders(ctx);
 }
 
 /** The services `make up` does not start, only their own target: Superset (`make bi`), when configured. */
@@ -105,7 +105,7 @@ export async function biDown(ctx: StandContext): Promise<void> {
 /** Stops every service we started, last-started first. Never touches a process without our pid file. */
 export async function standDown(ctx: StandContext): Promise<void> {
   await stopKeeper(ctx); // first: nothing it watches may be started again behind us
-  await stopLoader(ctx);
+  await stopLoaders(ctx);
   const services = [...optionalServices(ctx), ...serviceGroups(ctx).flat().reverse()];
   for (const service of services) {
     const outcome = await ctx.supervisor.stop(service.name, service.stopSignal, service.stopGraceMs);
@@ -130,13 +130,16 @@ export async function standStatus(ctx: StandContext): Promise<StandStatus> {
     ...serviceGroups(ctx)
       .flat()
       .map((service) => serviceStatus(ctx, service)),
-    loaderStatus(ctx),
+    ...loaderStatuses(ctx),
     // Superset has a row once `make bi` asked for it
     ...optionalServices(ctx)
       .filter((service) => ctx.supervisor.readWant(service.name)?.want === "up" || ctx.supervisor.runningPid(service.name) !== undefined)
       .map((service) => serviceStatus(ctx, service)),
-    // the runner and the keeper are not started by `stand up` alone: each has a row once it is wanted up
-    ...(wantedUp(ctx, RUNNER_SERVICE) ? [probedStatus(RUNNER_SERVICE, ctx.config.runner.api_port, runnerPid(ctx), async () => ({ healthy: await runnerHealthy() }))] : []),
+    // the runners and the keeper are not started by `stand up` alone: each has a row once it is wanted up
+    ...runnerInstances(ctx)
+      .map((index) => poolInstance(ctx.config, "runner", index))
+      .filter((instance) => wantedUp(ctx, instance.name))
+      .map((instance) => probedStatus(instance.name, instance.port, runnerPid(ctx, instance.index), async () => ({ healthy: await runnerHealthy(2000, ctx.config, instance.index) }))),
     ...(ctx.config.keeper && wantedUp(ctx, KEEPER_SERVICE)
       ? [probedStatus(KEEPER_SERVICE, ctx.config.keeper.port, keeper.pid, async () => ({ healthy: await keeperSpec(ctx).probe(), note: keeper.current ? "records current" : "records NOT current" }))]
       : []),

@@ -21,14 +21,14 @@ import { Command } from "commander";
 import type { DagResponse } from "../api/schemas.ts";
 import { EXIT } from "../cli/client.ts";
 import { table } from "../cli/format.ts";
-import { apiBaseUrl, kafkaBroker, loadStandConfig, repoRoot } from "../config/stand.ts";
+import { apiBaseUrl, kafkaBroker, loadStandConfig, poolInstance, repoRoot } from "../config/stand.ts";
 import { mib } from "../stand/snapshot-store.ts";
 import { readRestores } from "../world/restores.ts";
 import { withRunnerDb } from "../world/schema-ledger.ts";
 import { removeSnapshot, snapshotRows } from "./snapshots.ts";
 import { WORLD_DAG_IDS } from "../world/position.ts";
 import { loadExpectations, runClickHouseChecks } from "./checks.ts";
-import { ensureRunner, RUNNER_SERVICE, runnerHealthy, stopRunner } from "../stand/runner-service.ts";
+import { ensureRunners, runnerHealthy, runnerInstances, stopRunners } from "../stand/runner-service.ts";
 import { standContext, standDown, standStatus, standUp } from "../stand/stand.ts";
 import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./report.ts";
 import { doctorFindings, rebuildRefusal } from "./doctor.ts";
@@ -40,7 +40,7 @@ async function up(): Promise<number> {
   const started = Date.now();
   const ctx = standContext();
   await standUp(ctx);
-  await ensureRunner(ctx);
+  await ensureRunners(ctx);
   if (!(await runWorldDag("world_initialize", "make_up", print))) {
     console.error("make up: the world is NOT ready (see above). The stand and the runner stay up.");
     return 1;
@@ -58,7 +58,7 @@ async function rebuildStorage(): Promise<number> {
     console.error(`rebuild-storage: refused after ${((Date.now() - started) / 1000).toFixed(1)} s, before touching anything:\n${refusal}`);
     return 1;
   }
-  await ensureRunner(ctx);
+  await ensureRunners(ctx);
   print("rebuild-storage: pause world_live and let step DAGs finish first; this destroys the world and creates it again");
   if (!(await runWorldDag("world_recreate", "rebuild_storage", print))) return 1;
   print(await renderWorldSummary(apiClient()));
@@ -78,7 +78,7 @@ async function doctor(): Promise<number> {
 
 async function down(): Promise<number> {
   const ctx = standContext();
-  await stopRunner(ctx);
+  await stopRunners(ctx);
   await standDown(ctx);
   return 0;
 }
@@ -101,9 +101,11 @@ async function probeOf(what: string, probe: () => Promise<string>): Promise<Smok
 
 async function smoke(): Promise<number> {
   const client = apiClient();
+  const ctx = standContext();
+  const runners = runnerInstances(ctx).map((index) => poolInstance(ctx.config, "runner", index));
   const probes = [
-    ...(await standStatus(standContext())).services.filter((s) => s.name !== RUNNER_SERVICE).map((s) => ({ what: s.name, ok: s.healthy, detail: s.detail })),
-    await probeOf("runner", async () => (await runnerHealthy(), `${apiBaseUrl()} healthy`)),
+    ...(await standStatus(ctx)).services.filter((s) => !runners.some((r) => r.name === s.name)).map((s) => ({ what: s.name, ok: s.healthy, detail: s.detail })),
+    ...(await Promise.all(runners.map((r) => probeOf(r.name, async () => (await runnerHealthy(2000, ctx.config, r.index), `${apiBaseUrl(ctx.config, r.index)} healthy`))))),
     await probeOf("world DAGs", async () => {
       const { dags } = await client.request<{ dags: DagResponse[] }>("GET", "api/v2/dags", { query: { limit: 1000 } });
       const missing = WORLD_DAG_IDS.filter((id) => !dags.some((d) => d.dag_id === id));
@@ -139,12 +141,12 @@ async function checkClickHouse(): Promise<number> {
 }
 
 async function snapshot(name: string): Promise<number> {
-  await ensureRunner(standContext());
+  await ensureRunners(standContext());
   return (await runWorldDag("world_snapshot", `snapshot_${name}`, print, { name })) ? 0 : 1;
 }
 
 async function restore(name: string): Promise<number> {
-  await ensureRunner(standContext());
+  await ensureRunners(standContext());
   if (!(await runWorldDag("world_restore", `restore_${name}`, print, { name }))) return 1;
   print(await renderWorldSummary(apiClient()));
   return 0;
@@ -210,8 +212,8 @@ program.command("smoke").description("services, runner, DAGs, world position").a
 program.command("check-clickhouse").description("cluster layout and per-layer counts against the passport; exit 1 on a red check").action(exitWith(checkClickHouse));
 program.command("summary").description("world position, rows per layer, schema drift").action(exitWith(async () => (print(await renderWorldSummary(apiClient())), 0)));
 const runner = program.command("runner").description("the runner service alone");
-runner.command("start").description("start (or restart on changed code) and wait for health").action(exitWith(async () => (await ensureRunner(standContext()), 0)));
-runner.command("stop").description("stop it (SIGTERM, then SIGKILL after 30 s)").action(exitWith(async () => (await stopRunner(standContext()), 0)));
+runner.command("start").description("start (or restart on changed code) and wait for health").action(exitWith(async () => (await ensureRunners(standContext()), 0)));
+runner.command("stop").description("stop it (SIGTERM, then SIGKILL after 30 s)").action(exitWith(async () => (await stopRunners(standContext()), 0)));
 program.command("snapshot <name>").description("world_snapshot (waited for): save the world under NAME").action((name: string) => exitWith(() => snapshot(name))());
 program.command("restore <name>").description("world_restore (waited for): put the world saved as NAME back, then the summary").action((name: string) => exitWith(() => restore(name))());
 program.command("snapshots").description("the saved snapshots and the last restores").action(exitWith(listSnapshots));

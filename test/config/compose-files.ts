@@ -62,6 +62,7 @@ const serviceSchema = z
     group_add: z.array(z.union([z.string(), z.number()])).optional(),
     user: z.string().optional(),
     profiles: z.array(z.string()).optional(),
+    deploy: z.object({ replicas: z.number().int().min(1) }).strict().optional(),
   })
   .strict();
 
@@ -103,15 +104,19 @@ export function service(compose: ComposeFile, name: string): ComposeService {
 
 export interface PortMapping {
   hostIp: string;
+  /** The first published port (of a range for replicas: "127.0.0.1:28080-28081:28080"). */
   published: number;
+  /** How many host ports the range has: one per replica; 1 for a single port. */
+  publishedCount: number;
   target: number;
 }
 
-/** Parses the short port syntax; only the explicit "ip:published:target" form is accepted. */
+/** Parses the short port syntax; only the explicit "ip:published:target" form (published may be a range) is accepted. */
 export function parsePort(spec: string): PortMapping | undefined {
-  const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d+):(\d+)(?:\/tcp)?$/.exec(spec);
-  if (!m?.[1] || !m[2] || !m[3]) return undefined;
-  return { hostIp: m[1], published: Number(m[2]), target: Number(m[3]) };
+  const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d+)(?:-(\d+))?:(\d+)(?:\/tcp)?$/.exec(spec);
+  if (!m?.[1] || !m[2] || !m[4]) return undefined;
+  const last = m[3] === undefined ? Number(m[2]) : Number(m[3]);
+  return { hostIp: m[1], published: Number(m[2]), publishedCount: last - Number(m[2]) + 1, target: Number(m[4]) };
 }
 
 export interface VolumeMount {

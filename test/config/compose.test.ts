@@ -156,6 +156,18 @@ void describe("docker-compose.yml: ports and images", () => {
     }
   });
 
+  void test("the runner and the loader run as pools: replicas, a host port per replica, no fixed hostname, every replica scraped", () => {
+    for (const name of ["runner", "loader"]) {
+      const svc = service(compose, name);
+      const replicas = svc.deploy?.replicas ?? 1;
+      assert.ok(replicas >= 2, `${name} runs ${replicas} replica(s)`);
+      assert.deepEqual(ports(svc).map((p) => p.mapping?.publishedCount), [replicas], `${name} publishes one host port per replica`);
+      // a fixed hostname would give every replica the same loader.status key (name@host:port)
+      assert.equal(svc.hostname, undefined, `${name} has no fixed hostname`);
+    }
+    // Prometheus scrapes each replica: "prometheus: the stand's rules" below
+  });
+
   void test("containers listen on the published number (Kafka: on its EXTERNAL listener)", () => {
     for (const name of [...CH_NODES, "postgres", "runner", "loader", "prometheus"]) {
       const wrong = ports(service(compose, name)).filter((p) => p.mapping?.target !== p.mapping?.published);
@@ -449,8 +461,10 @@ void describe("prometheus: the stand's rules, scraping the runner and the loader
     const config = readFileSync(mountedFile("prometheus", "/etc/prometheus/prometheus.yml"), "utf8");
     assert.ok(inCompose.prometheus, "the compose stand config has a prometheus section (the World page reads it)");
     assert.equal(inCompose.prometheus.host, "prometheus");
-    for (const target of [`runner:${stand.runner.api_port}`, `loader:${stand.loader.port}`, `127.0.0.1:${inCompose.prometheus.port}`]) {
-      assert.ok(config.includes(`"${target}"`), `scrapes ${target}`);
+    assert.ok(config.includes(`"127.0.0.1:${inCompose.prometheus.port}"`), "scrapes itself");
+    // the runner's and the loader's replicas by the service's name (Docker's DNS answers each container)
+    for (const [job, port] of [["runner", stand.runner.api_port], ["loader", stand.loader.port]] as const) {
+      assert.match(config, new RegExp(`job_name: ${job}\\n(?:.*\\n)*? {4}dns_sd_configs:\\n {6}- names: \\["${job}"\\]\\n {8}type: A\\n {8}port: ${port}\\n`), `scrapes every ${job} replica on ${port}`);
     }
     const rules = readFileSync(mountedFile("prometheus", "/etc/prometheus/rules.yml"), "utf8");
     assert.equal(rules, renderRules(inCompose.prometheus), "deploy/compose/prometheus/rules.yml is the stand's rules rendered for the compose config (prometheus-rules in src/stand/cli.ts writes it)");

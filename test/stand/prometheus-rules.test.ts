@@ -102,6 +102,19 @@ describe("the stand's Prometheus config and alerting rules, through promtool", (
     assert.doesNotMatch(readFileSync(paths.config, "utf8"), /authorization:/, "a loopback runner's /metrics needs no token");
   });
 
+  it("a pool of 2 runners and 3 loaders: one job each, every instance a target, and promtool takes it", async () => {
+    const base = loadStandConfig();
+    const config = { ...base, runner: { ...base.runner, instances: 2 }, loader: { ...base.loader, instances: 3 } };
+    const paths = { dir, data: path.join(dir, "data"), config: path.join(dir, "prometheus-pool.yml"), rules: path.join(dir, "rules.yml"), log: path.join(dir, "log") };
+    writeFileSync(paths.rules, renderRules(prometheus));
+    writeFileSync(paths.config, renderPrometheusConfig(config, prometheus, paths));
+    assert.match(await promtool(["check", "config", paths.config]), /SUCCESS/);
+    const at = (port: number): string => `${base.bind_host}:${port}`;
+    const targets = new Map(scrapeTargets(config, prometheus).map((t) => [t.job, t.targets]));
+    assert.deepEqual(targets.get("runner"), [at(base.runner.api_port), at(base.runner.api_port + 1)]);
+    assert.deepEqual(targets.get("loader"), [0, 1, 2].map((k) => at(base.loader.port + k)));
+  });
+
   it("a runner listening beyond loopback is scraped with its token, and promtool takes that config", async () => {
     const base = loadStandConfig();
     const config = { ...base, runner: { ...base.runner, listen_host: "0.0.0.0", api_token: "a-token-of-twenty-four-chars-at-least" } };
