@@ -67,7 +67,8 @@ async function ownerRows(pool: pg.Pool, ledgerSchema: "runner" | "world"): Promi
     ledger: await rows(pool, `select * from ${ledgerSchema}.schema_ledger order by id`),
     catalogue: await rows(pool, `select * from ${ledgerSchema}.schema_catalogue order by id`),
     control: await rows(pool, "select * from loader.control order by id"),
-    status: await rows(pool, "select * from loader.status order by id"),
+    // the columns of then and now (loader migration 2 keyed the rows by instance instead of id = 1)
+    status: await rows(pool, "select state, generation, pid, detail, heartbeat_at from loader.status order by pid"),
   };
 }
 
@@ -137,6 +138,7 @@ describe("owners' migrations: the upgrade from b905464", () => {
         // b905464 had none of the world's or the loader's migrations: every one of theirs applies
         assert.deepEqual(await migrateInOrder(pool, order), { runner: [15, 16], world: ids(WORLD_MIGRATIONS), loader: ids(LOADER_MIGRATIONS) });
         assert.deepEqual(await ownerRows(pool, "world"), before, "every row kept as it was, in its new schema");
+        assert.deepEqual(await rows(pool, "select instance from loader.status"), [{ instance: "loader" }], "the one status row of before is the first loader's");
         const moved = await rows(pool, "select to_regclass('runner.schema_ledger') as ledger, to_regclass('runner.schema_catalogue') as catalogue");
         assert.deepEqual(moved, [{ ledger: null, catalogue: null }], "nothing left behind in runner");
         assert.deepEqual((await rows(pool, "select * from runner.migrations where id <= 14 order by id")), runnerLedgerBefore, "b905464's ledger rows stand");
@@ -168,7 +170,7 @@ describe("owners' migrations: the upgrade from b905464", () => {
       const loaderPool = createPool(db.url, 1);
       try {
         const [server, loader] = await Promise.all([migrateInOrder(pool, ["runner", "world", "loader"]), migrate(loaderPool, LOADER_MIGRATIONS)]);
-        assert.deepEqual([...(server.loader ?? []), ...loader], [1]);
+        assert.deepEqual([...(server.loader ?? []), ...loader].sort(), ids(LOADER_MIGRATIONS), "each loader migration applied once, by one of the two");
       } finally {
         await loaderPool.end();
       }
