@@ -14,8 +14,8 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { AssignerProtocol } from "kafkajs";
 import { ensureKeeper, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
-import { ensureLoader, loaderPid, stopLoader } from "../../src/stand/loader-service.ts";
-import { standContext } from "../../src/stand/stand.ts";
+import { ensureLoader, ensureLoaders, loaderPid, stopLoader } from "../../src/stand/loader-service.ts";
+import { standContext, standStatus } from "../../src/stand/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
 import { LOADER_CONSUMER_SETTINGS } from "../../src/loader/world-loader.ts";
 import { poolStandContext } from "../../harness/derived-stand.ts";
@@ -161,5 +161,21 @@ describe("a group of two loaders under kill -9 and rebalances while a day stream
     } finally {
       await second.release().catch(() => undefined); // released by its stop already, unless the test failed first
     }
+  });
+
+  it("check-services has a line per loader; with the group made smaller, stand up stops the loader left over", async () => {
+    await twoLoadersConsuming();
+    const { services } = await standStatus(pool);
+    assert.deepEqual(
+      services.filter((s) => s.name.startsWith("loader")).map((s) => [s.name, s.port, s.healthy, s.detail.includes("state consuming")]),
+      [["loader", pool.config.loader.port, true, true], ["loader-2", pool.config.loader.port + 1, true, true]],
+    );
+    const printed: string[] = [];
+    const first = loaderPid(ctx);
+    await ensureLoaders({ ...ctx, print: (line) => printed.push(line) }); // the test stand's config: loader.instances 1
+    assert.equal(loaderPid(pool, SECOND), undefined, "loader-2 stopped");
+    assert.ok(printed.includes("loader-2: loader.instances is 1 now; stopping it"), printed.join(" | "));
+    assert.equal(loaderPid(ctx), first, "the first loader left running");
+    await untilAssigned("the first loader alone with both partitions", (a) => a.size === 1 && a.get("stand-loader")?.length === HITS_TOPIC.partitions, 60_000);
   });
 });

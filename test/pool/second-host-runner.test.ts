@@ -5,7 +5,8 @@
 // ends green (the task's lost try spends its one retry), and the keeper starts the killed runner again;
 // a runner SIGSTOPped past its lease and resumed has its late result refused and logged. Each moment
 // is staged by a runner pause point (runner.pause_points, read by every runner of the pool), never by
-// a timing window.
+// a timing window. Then a world step's task: its holder killed, the second host's runner plays the
+// rest of the step, and the day is in ODS exactly once.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { before, describe, it } from "node:test";
@@ -18,7 +19,8 @@ import { nodeServicePaths } from "../../src/stand/node-service.ts";
 import { ensureRunner, runnerHealthy, runnerPid, stopRunner } from "../../src/stand/runner-service.ts";
 import { standContext } from "../../src/stand/stand.ts";
 import { secondHostContext } from "../../harness/second-host.ts";
-import { api, waitForRun } from "../../harness/rest-world.ts";
+import { api, readPositionText, scalar, waitForRun } from "../../harness/rest-world.ts";
+import { expectedDay } from "../../harness/loader-day.ts";
 import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../harness/runner-pauses.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
 
@@ -37,6 +39,7 @@ async function tasksOn(client: RunnerApiClient, runId: string): Promise<Map<stri
 
 describe("a pool of two runners: the test stand's and a second host's (test stand)", () => {
   useWorldSuite({
+    wholeWorld: true, // the last test steps the world
     setUp: async () => {
       await releaseAllPauses();
     },
@@ -147,5 +150,40 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     const farewell = (await tasksOn(api2, triggered.dag_run_id)).get("farewell");
     assert.deepEqual([farewell?.state, farewell?.try_number], ["success", 2], "the takeover's result stands; the late one changed nothing");
     assert.equal((await api.request<DagRunResponse>("GET", runPath(triggered.dag_run_id))).state, "success");
+  });
+
+  it("kill -9 of the runner running a world task: the second host's runner takes it over after the lease, the step ends green, position + 1, its day exactly once in ODS", async () => {
+    await stopRunner(host2); // the test stand's runner takes the step's tasks
+    await ensureRunner(ctx);
+    const position = Number(await readPositionText());
+    const expected = expectedDay(position);
+    const [pause] = await armRunnerPauses([{ dag: "world_next_day", task: "wait_for_hits", phase: "before" }], "pool: kill a world task's holder");
+    assert.ok(pause !== undefined);
+    const triggered = await api.request<DagRunResponse>("POST", "api/v2/dags/world_next_day/dagRuns", { body: { conf: { days: 1 } } });
+    let holder: number | undefined;
+    let killedAt = 0;
+    try {
+      await pauseReached(pause); // the day is played into Kafka; the try that waits for it is held
+      await ensureRunner(host2);
+      await ensureKeeper(ctx); // brings the killed runner back meanwhile; it does not decide who takes the task
+      holder = runnerPid(ctx);
+      assert.ok(holder !== undefined);
+      killedAt = Date.now();
+      process.kill(holder, "SIGKILL");
+    } finally {
+      await releasePause(pause);
+    }
+    const step = `api/v2/dags/world_next_day/dagRuns/${encodeURIComponent(triggered.dag_run_id)}`;
+    const ended = await api2.request<DagRunResponse>("GET", `${step}/wait`, { query: { timeout: 300 }, timeoutMs: 330_000 });
+    const page = await api2.request<{ task_instances: TaskInstanceResponse[] }>("GET", `${step}/taskInstances`);
+    const tries = page.task_instances.map((t) => `${t.task_id} ${t.state} try ${t.try_number}`).join(", ");
+    assert.equal(ended.state, "success", `world_next_day ended ${ended.state}: ${tries}`);
+    const waitForHits = page.task_instances.find((t) => t.task_id === "wait_for_hits");
+    assert.equal(waitForHits?.try_number, 2, `wait_for_hits's second try ran the takeover: ${tries}`);
+    const seconds = (Date.now() - killedAt) / 1000;
+    assert.ok(seconds >= ctx.config.runner.lease_seconds - 1, `taken over after the lease (${ctx.config.runner.lease_seconds} s), not before: ${seconds.toFixed(1)} s`);
+    assert.equal(await readPositionText(), String(position + 1), "the position advanced by exactly one day");
+    assert.equal(await scalar(`SELECT count() AS n FROM ods.event_dist FINAL WHERE EventDate = '${expected.date}'`), expected.valid, `ODS holds every valid hit of ${expected.date}`);
+    assert.equal(await scalar(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = '${expected.date}'`), expected.valid, "no hit lost or doubled");
   });
 });
