@@ -54,7 +54,7 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     await ensureRunner(host2);
   });
 
-  it("a run triggered on one runner is seen on the other, and marked there", async () => {
+  it("a run triggered on one runner is seen on the other, marked there, and cleared there", async () => {
     const [pause] = await armRunnerPauses([{ dag: DAG, task: "greet", phase: "before" }], "pool: seen on the other");
     assert.ok(pause !== undefined);
     const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "pool" } } });
@@ -71,6 +71,10 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     }
     const ended = await waitForRun(DAG, triggered.dag_run_id, 120);
     assert.equal(ended.state, "failed", "the held try's late result does not undo the mark");
+    // and cleared on the second host: the run is played again, and the first host sees it end green
+    await api2.request("POST", `api/v2/dags/${DAG}/clearTaskInstances`, { body: { dry_run: false, dag_run_id: triggered.dag_run_id, only_failed: false } });
+    const again = await waitForRun(DAG, triggered.dag_run_id, 120);
+    assert.equal(again.state, "success", "cleared on the second host, the run ran again; the first host sees it green");
   });
 
   it("kill -9 of the runner holding a task: the other takes it over after the lease, the run ends green, and the keeper starts the killed one again", async () => {
