@@ -53,8 +53,11 @@ function changeView(change: VariableChange): VariableChangeView {
   };
 }
 
+/** The history comes in the order it was written (runner.variable_history's id); newest first is
+ * that order reversed. Not by time: two changes within one millisecond compare equal as Dates (a
+ * full make test once showed "hand-set" above "changed"). */
 function newestFirst(changes: readonly VariableChange[]): VariableChange[] {
-  return [...changes].sort((a, b) => b.changedAt.getTime() - a.changedAt.getTime());
+  return [...changes].reverse();
 }
 
 export async function buildVariablesView(runner: RunnerService, offset: number): Promise<VariablesView> {
