@@ -338,7 +338,7 @@ export function loaderListenHost(config: StandConfig = loadStandConfig()): strin
 
 /** Base URL of the runner's REST API as a local client sees it (the first instance's, or `instance`'s). */
 export function apiBaseUrl(config: StandConfig = loadStandConfig(), instance: number = 1): string {
-  return `http://${config.bind_host}:${config.runner.api_port + instance - 1}`;
+  return `http://${config.bind_host}:${poolInstance(config, "runner", instance).port}`;
 }
 
 /** The two kinds of our own processes a stand may run several of (runner.instances, loader.instances). */
@@ -365,7 +365,7 @@ export function instancesOf(config: StandConfig, kind: PoolKind): PoolInstance[]
 }
 
 /**
- * Which instance this process is: $STAND_INSTANCE (set by the stand when it starts instance k > 1),
+ * Which instance this process is: $STAND_INSTANCE (set by the stand for every instance it starts),
  * the first when unset. A value the config does not have is an error naming both.
  */
 export function currentInstance(config: StandConfig, kind: PoolKind): PoolInstance {
