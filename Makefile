@@ -8,7 +8,7 @@ WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	snapshot restore snapshots snapshot-rm ch psql kafka-lag bi bi-down smoke check-clickhouse check-services doctor config-test lint typecheck test test-fast generate-batch generate-live bench dq
+	snapshot restore snapshots snapshot-rm ch psql kafka-lag bi bi-down smoke check-clickhouse check-services doctor config-test lint typecheck test test-full test-fast generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -100,8 +100,11 @@ typecheck: ## tsc --noEmit: the Node code, then the browser code (src/web/browse
 test-fast: ## typecheck, lint and every test that needs no service (test/service-free.txt), all at once, no stand started (about 100 s)
 	bash scripts/run-tests.sh --fast
 
-test: ## the service-free lane (as test-fast) beside every other test on the test stand (test/stand.test.yaml, started and stopped here; 33-39 min); your world is checked untouched
-	bash scripts/run-tests.sh
+test: ## the gate: every test file, each fault and rerun matrix a sample drawn from TEST_SEED (printed first; TEST_SEED=… reruns it), on two test stands at once beside the service-free lane; ends with the budget table (10 min); your world is checked untouched
+	TEST_TIER=gate bash scripts/run-tests.sh
+
+test-full: ## the deep suite: every point of every matrix, and Superset (its virtualenv installed); run it before resolving work on the runner, loader, keeper, snapshots or world DAGs
+	TEST_TIER=full TEST_BUDGET_SECONDS=2400 bash scripts/run-tests.sh
 
 generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY=0 GENERATOR_DAYS=1 GENERATOR_LIMIT=…)
 	$(WORLD) generate batch

@@ -1,12 +1,18 @@
 // The shared-world lock: every test that touches stg ods dds dm dic, the topics hits/orders or the
-// groups clickstream_* holds `flock /tmp/world.lock` (other suites do the same). The lock is held by
+// groups clickstream_* of a stand holds `flock <state_dir>/world.lock` (other suites do the same):
+// one lock per stand, so the two test stands of `make test` each run their own world files. The lock is held by
 // a child `flock … cat` process whose stdin we keep open: closing it (or dying) releases the lock.
-// When an ancestor process already holds it (someone ran the suite under `flock /tmp/world.lock …`),
+// When an ancestor process already holds it (someone ran the suite under `flock <that file> …`),
 // taking it again would wait forever, so we notice that and go ahead under the ancestor's lock.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { loadStandConfig, stateDir } from "../src/config/stand.ts";
 
-export const WORLD_LOCK_FILE = "/tmp/world.lock";
+/** The world lock of the stand in force (STAND_CONFIG): a file in its state directory. */
+export function worldLockFile(): string {
+  return path.join(stateDir(loadStandConfig()), "world.lock");
+}
 
 function parentOf(pid: number): number | undefined {
   try {
@@ -25,9 +31,9 @@ function ancestors(): Set<number> {
 }
 
 /** Pids holding a flock on the lock file's inode (from /proc/locks). */
-function lockHolders(): number[] {
-  if (!existsSync(WORLD_LOCK_FILE)) return [];
-  const inode = statSync(WORLD_LOCK_FILE).ino;
+function lockHolders(file: string): number[] {
+  if (!existsSync(file)) return [];
+  const inode = statSync(file).ino;
   return readFileSync("/proc/locks", "utf8")
     .split("\n")
     .map((line) => line.trim().split(/\s+/))
@@ -41,15 +47,17 @@ export interface WorldLock {
 
 /** Takes the world lock, waiting as long as another holder needs it (saying so every 30 s). */
 export async function takeWorldLock(log: (line: string) => void = (line) => console.log(line)): Promise<WorldLock> {
-  if (!existsSync(WORLD_LOCK_FILE)) writeFileSync(WORLD_LOCK_FILE, "");
+  const file = worldLockFile();
+  mkdirSync(path.dirname(file), { recursive: true });
+  if (!existsSync(file)) writeFileSync(file, "");
   const mine = ancestors();
-  const inherited = lockHolders().find((pid) => mine.has(pid));
+  const inherited = lockHolders(file).find((pid) => mine.has(pid));
   if (inherited !== undefined) {
     log(`world lock: already held by ancestor pid ${inherited}; running under it`);
     return { release: () => Promise.resolve() };
   }
-  const child = spawn("flock", [WORLD_LOCK_FILE, "sh", "-c", "echo held; exec cat >/dev/null"], { stdio: ["pipe", "pipe", "inherit"] });
-  await waitUntilHeld(child, log);
+  const child = spawn("flock", [file, "sh", "-c", "echo held; exec cat >/dev/null"], { stdio: ["pipe", "pipe", "inherit"] });
+  await waitUntilHeld(child, file, log);
   return {
     release: () =>
       new Promise<void>((resolve) => {
@@ -60,11 +68,11 @@ export async function takeWorldLock(log: (line: string) => void = (line) => cons
   };
 }
 
-function waitUntilHeld(child: ChildProcess, log: (line: string) => void): Promise<void> {
+function waitUntilHeld(child: ChildProcess, file: string, log: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const notice = setInterval(() => {
-      log(`world lock: waiting ${Math.round((Date.now() - started) / 1000)} s for ${WORLD_LOCK_FILE} (held by pid ${lockHolders().join(", ") || "?"})`);
+      log(`world lock: waiting ${Math.round((Date.now() - started) / 1000)} s for ${file} (held by pid ${lockHolders(file).join(", ") || "?"})`);
     }, 30_000);
     child.stdout?.once("data", () => {
       clearInterval(notice);
@@ -76,7 +84,7 @@ function waitUntilHeld(child: ChildProcess, log: (line: string) => void): Promis
     });
     child.once("close", (code) => {
       clearInterval(notice);
-      reject(new Error(`flock exited with ${code} before taking ${WORLD_LOCK_FILE}`));
+      reject(new Error(`flock exited with ${code} before taking ${file}`));
     });
   });
 }

@@ -11,10 +11,10 @@ import { readFileSync, readdirSync, statSync, writeFileSync, mkdtempSync, rmSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { parse, stringify } from "yaml";
 import { parseStandConfig, repoRoot } from "../src/config/stand.ts";
 import { standPaths } from "../src/stand/paths.ts";
 import { removeExternalDataDir } from "../src/stand/postgres.ts";
+import { shiftedStandConfigText } from "../harness/shifted-stand.ts";
 
 const run = promisify(execFile);
 const LIST = path.join(repoRoot, "test", "service-free.txt");
@@ -31,17 +31,9 @@ function testFiles(dir = path.join(repoRoot, "test")): string[] {
 
 /** The test stand's config with every port moved by `offset` (nothing listens there) and its own state dir. */
 function deadStandConfig(dir: string, offset: number): string {
-  const config = parse(readFileSync(path.join(repoRoot, "test", "stand.test.yaml"), "utf8")) as Record<string, unknown>;
-  const shift = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(shift);
-    if (value !== null && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, /port$/.test(k) && typeof v === "number" ? v + offset : shift(v)]));
-    }
-    return value;
-  };
-  const dead = { ...(shift(config) as Record<string, unknown>), state_dir: path.join(dir, `state-${offset}`) };
   const file = path.join(dir, `stand.dead-${offset}.yaml`);
-  writeFileSync(file, stringify(dead));
+  const source = path.join(repoRoot, "test", "stand.test.yaml");
+  writeFileSync(file, shiftedStandConfigText(source, offset, path.join(dir, `state-${offset}`), "a dead stand of scripts/classify-tests.ts"));
   return file;
 }
 

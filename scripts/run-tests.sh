@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# The test command. Two lanes side by side:
-#   - the service-free lane: typecheck, lint and the files of test/service-free.txt (two at a time)
-#     on test/stand.none.yaml, whose ports nothing listens on; it starts at once, while
-#     scripts/test-stand.sh starts the test stand;
-#   - the stand lane: every other *.test.ts file, one at a time, on the test stand (its own ports
-#     and state; the user's world checked untouched after), as soon as it serves.
-# The run fails if either lane fails. Pass file paths to run a subset (typecheck and lint in the
-# service-free lane, those files on the stand); --fast runs the service-free lane alone, no stand.
+# The test command, in two tiers (docs/stand.md, "Tests apart"):
+#   make test       TEST_TIER=gate: every test file; each fault and rerun matrix runs the sample its
+#                   seed draws (harness/matrix.ts), sized from the matrix's share of the 10 minutes
+#   make test-full  TEST_TIER=full: every point of every matrix
+# Three lanes side by side:
+#   - service-free: typecheck, lint and the files of test/service-free.txt (two at a time) on
+#     test/stand.none.yaml, whose ports nothing listens on;
+#   - stand a and stand b: the other files, split by their measured times (test/file-times.json,
+#     scripts/test-lanes.ts plan) between the test stand (test/stand.test.yaml) and a second test
+#     stand (its ports + 100, .stand-test-b), each file alone on its stand, the two stands at once.
+# The run prints TEST_SEED first (TEST_SEED=… make test draws the same sample again), fails if any
+# lane fails, and ends with the budget table. Pass file paths to run a subset (typecheck and lint,
+# then those files on the test stand alone); --fast runs the service-free lane alone, no stand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tsx=(node --import tsx)
+BUDGET_SECONDS=${TEST_BUDGET_SECONDS:-600}
 
 service_free_files() { grep -v '^#' test/service-free.txt | grep . || true; }
 
@@ -24,6 +30,14 @@ no_skips() {
   return 1
 }
 
+# node's test runner on some files: spec on stdout, TAP and per-file times into test-output/
+run_files() {
+  local name=$1 concurrency=$2; shift 2
+  "${tsx[@]}" --test --test-concurrency="$concurrency" --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="test-output/tests-$name.tap" \
+    --test-reporter=./scripts/file-times-reporter.ts --test-reporter-destination="test-output/times-$name.jsonl" "$@"
+}
+
 # typecheck, lint and (with --with-files) the service-free files, all three at once (the machine's
 # two cores stay busy), with no stand; their output printed in turn
 service_free_lane() {
@@ -36,8 +50,7 @@ service_free_lane() {
   if [ "${1:-}" = "--with-files" ]; then
     mapfile -t free < <(service_free_files)
     echo "== service-free tests (${#free[@]} files of test/service-free.txt, two at a time, no stand: test/stand.none.yaml)" > "$logs/tests"
-    STAND_CONFIG=test/stand.none.yaml "${tsx[@]}" --test --test-concurrency=2 --test-reporter=spec --test-reporter-destination=stdout \
-      --test-reporter=tap --test-reporter-destination=test-output/tests-free.tap "${free[@]}" >> "$logs/tests" 2>&1 || tests=$?
+    STAND_CONFIG=test/stand.none.yaml run_files free 2 "${free[@]}" >> "$logs/tests" 2>&1 || tests=$?
     no_skips test-output/tests-free.tap "the service-free files" >> "$logs/tests" || tests=1
   fi
   wait "$typecheck_pid" || typecheck=$?
@@ -49,61 +62,92 @@ service_free_lane() {
   if [ "$typecheck" != 0 ] || [ "$lint" != 0 ] || [ "$tests" != 0 ]; then echo "== the service-free lane failed: typecheck $typecheck, lint $lint, tests $tests"; return 1; fi
 }
 
-if [ "${1:-}" = "--fast" ]; then
-  # make test-fast: the service-free lane alone (scripts/classify-tests.ts writes its list)
-  shift
-  started=$(date +%s)
-  mkdir -p test-output
-  service_free_lane --with-files
-  echo "== make test-fast took $(( $(date +%s) - started )) s wall"
-  exit 0
-fi
+# the machine's idle CPU between two readings of /proc/stat (idle + iowait over all), in percent
+cpu_ticks() { awk '/^cpu /{ print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+idle_percent() { # <idle0> <total0> <idle1> <total1>
+  awk -v i0="$1" -v t0="$2" -v i1="$3" -v t1="$4" 'BEGIN { if (t1 > t0) printf "%.0f", 100 * (i1 - i0) / (t1 - t0); else print "?" }'
+}
 
-if [ "${1:-}" = "--check-skips" ]; then # the skip check alone, on one TAP file (test/structure/run-tests.test.ts)
-  no_skips "$2" "$3"
-  exit $?
-fi
+# the matrices' seed and tier, said first: the same TEST_SEED draws the same sample again
+export TEST_TIER="${TEST_TIER:-gate}"
+export TEST_SEED="${TEST_SEED:-$(( (RANDOM * 32768 + RANDOM) % 1000000000 ))}"
 
-if [ "${1:-}" = "--service-free-lane" ]; then
-  shift
-  service_free_lane "$@"
-  exit 0
-fi
+case "${1:-}" in
+  --fast) # make test-fast: the service-free lane alone (scripts/classify-tests.ts writes its list)
+    started=$(date +%s)
+    mkdir -p test-output
+    service_free_lane --with-files
+    echo "== make test-fast took $(( $(date +%s) - started )) s wall"
+    exit 0 ;;
+  --check-skips) # the skip check alone, on one TAP file (test/structure/run-tests.test.ts)
+    no_skips "$2" "$3"
+    exit $? ;;
+  --service-free-lane)
+    shift
+    service_free_lane "$@"
+    exit 0 ;;
+  --lane) # inside scripts/test-stand.sh: one stand lane's files, one at a time, on the stand of STAND_CONFIG
+    name=$2; shift 2
+    echo "== stand lane $name: $# files, one at a time, on $STAND_CONFIG (TEST_SEED=$TEST_SEED TEST_TIER=$TEST_TIER)"
+    started=$(date +%s)
+    status=0
+    run_files "$name" 1 "$@" || status=$?
+    no_skips "test-output/tests-$name.tap" "stand lane $name" || status=1
+    echo "$(( $(date +%s) - started ))" > "test-output/wall-$name"
+    exit "$status" ;;
+esac
 
-if [ "${1:-}" != "--on-test-stand" ]; then
-  export TEST_WALL_STARTED="${TEST_WALL_STARTED:-$(date +%s)}"
-  mkdir -p test-output
-  rm -f test-output/service-free.status test-output/tests-free.tap
-  lane_args=()
-  if [ "$#" -eq 0 ]; then lane_args=(--with-files); fi
-  # the service-free lane, in the background from now on; the stand lane waits for it at its end
-  ( status=0; bash scripts/run-tests.sh --service-free-lane "${lane_args[@]}" > test-output/service-free.log 2>&1 || status=$?
-    echo "$status" > test-output/service-free.status ) &
-  export SERVICE_FREE_LANE=started
-  exec bash scripts/test-stand.sh bash scripts/run-tests.sh --on-test-stand "$@"
-fi
-shift
+echo "TEST_SEED=$TEST_SEED TEST_TIER=$TEST_TIER (rerun this sample: TEST_SEED=$TEST_SEED make test$([ "$TEST_TIER" = full ] && echo -full))"
+export TEST_WALL_STARTED="${TEST_WALL_STARTED:-$(date +%s)}"
+mkdir -p test-output
+rm -f test-output/service-free.status test-output/tests-*.tap test-output/times-*.jsonl test-output/wall-*
 
-if [ "${SERVICE_FREE_LANE:-}" != started ]; then # called on the stand directly: the lane runs here first
-  mkdir -p test-output; rm -f test-output/tests-free.tap
-  status=0; service_free_lane > test-output/service-free.log 2>&1 || status=$?; echo "$status" > test-output/service-free.status
-fi
-if [ "$#" -gt 0 ]; then files=("$@"); else
-  # every file the service-free lane does not take: they share the test stand, one at a time
+# the service-free lane, in the background from now on; the stand lanes wait for it at their end
+lane_args=()
+if [ "$#" -eq 0 ]; then lane_args=(--with-files); fi
+( status=0; bash scripts/run-tests.sh --service-free-lane "${lane_args[@]}" > test-output/service-free.log 2>&1 || status=$?
+  echo "$status" > test-output/service-free.status ) &
+
+stand_a=test/stand.test.yaml
+stand_b=test-output/stand.test-b.yaml
+lanes=()
+if [ "$#" -gt 0 ]; then
+  lanes=("a:$stand_a:$*")
+else
   mapfile -t files < <(find test -name '*.test.ts' | sort | grep -vxF -f <(service_free_files) || true)
   if [ "${#files[@]}" -eq 0 ]; then echo "== no test file left for the stand: is test/service-free.txt right?"; exit 1; fi
+  "${tsx[@]}" scripts/test-lanes.ts derive --out "$stand_b"
+  "${tsx[@]}" src/world-ops/guard.ts apart --config "$stand_a" --test-config "$stand_b"
+  mapfile -t planned < <("${tsx[@]}" scripts/test-lanes.ts plan --lanes 2 "${files[@]}")
+  lanes=("a:$stand_a:${planned[0]:-}" "b:$stand_b:${planned[1]:-}")
 fi
-echo "== tests on the test stand (${#files[@]} files, one at a time, stand $STAND_CONFIG; the service-free lane runs beside: test-output/service-free.log)"
-started=$(date +%s)
+
+# what the test stands need, once before they start side by side (the second stand's Kafka jars
+# come from the local Maven repository the first fetch filled)
+for lane in "${lanes[@]}"; do
+  IFS=: read -r _ config _ <<< "$lane"
+  STAND_CONFIG="$config" bash scripts/install-deps.sh | sed -u "s|^|[$config] |"
+done
+
+read -r idle_start total_start < <(cpu_ticks)
+pids=()
+for lane in "${lanes[@]}"; do
+  IFS=: read -r name config lane_files <<< "$lane"
+  read -r -a lane_files <<< "$lane_files"
+  echo "== stand lane $name on $config: ${#lane_files[@]} files"
+  ( set -o pipefail
+    TEST_STAND_CONFIG="$config" TEST_STAND_INSTALLED=1 bash scripts/test-stand.sh bash scripts/run-tests.sh --lane "$name" "${lane_files[@]}" 2>&1 |
+      sed -u "s/^/[$name] /" ) &
+  pids+=("$!")
+done
 status=0
-"${tsx[@]}" --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination=test-output/tests.tap "${files[@]}" || status=$?
-no_skips test-output/tests.tap "the stand lane" || status=1
-stand_seconds=$(( $(date +%s) - started ))
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+read -r idle_end total_end < <(cpu_ticks)
+stand_idle=$(idle_percent "$idle_start" "$total_start" "$idle_end" "$total_end")
 
 waited=0
 until [ -f test-output/service-free.status ]; do
-  if (( waited % 15 == 0 )); then echo "== waiting for the service-free lane ($waited s; $(grep -c '^# Subtest' test-output/tests-free.tap 2>/dev/null || echo 0) suites done so far)"; fi
+  if (( waited % 15 == 0 )); then echo "== waiting for the service-free lane ($waited s; $(grep -c . test-output/times-free.jsonl 2>/dev/null || echo 0) files done so far)"; fi
   sleep 1; waited=$((waited + 1))
 done
 echo "== the service-free lane (typecheck, lint, service-free files; test-output/service-free.log):"
@@ -111,9 +155,15 @@ cat test-output/service-free.log
 lane_status=$(cat test-output/service-free.status)
 if [ "$lane_status" != 0 ]; then echo "== the service-free lane FAILED (exit $lane_status): typecheck, lint or a service-free test; its log is above"; status=1; fi
 
-echo "== slowest top-level suites (the stand lane took ${stand_seconds} s; all in test-output/tests.tap and tests-free.tap)"
-"${tsx[@]}" scripts/test-durations.ts 12 test-output/tests.tap test-output/tests-free.tap || true
-wall=$(( $(date +%s) - ${TEST_WALL_STARTED:-$started} ))
-echo "== make test wall time so far: $((wall / 60)) m $((wall % 60)) s (test stand start, both lanes; the stand's stop and the world guard follow)"
-if [ "$wall" -gt 600 ]; then echo "== make test took more than the 10 minutes it is meant to (issue 23: docs/stand.md, Tests apart)"; fi
+wall=$(( $(date +%s) - TEST_WALL_STARTED ))
+budget_lanes=(service-free=test-output/times-free.jsonl)
+for lane in "${lanes[@]}"; do
+  IFS=: read -r name _ _ <<< "$lane"
+  spec="stand-$name=test-output/times-$name.jsonl"
+  if [ -f "test-output/wall-$name" ]; then spec="$spec=$(cat "test-output/wall-$name")"; fi
+  budget_lanes+=("$spec")
+done
+"${tsx[@]}" scripts/test-lanes.ts budget --wall "$wall" --budget "$BUDGET_SECONDS" "${budget_lanes[@]}" || true
+echo "   CPU idle while the stand lanes ran: ${stand_idle} % (/proc/stat, both cores)"
+echo "TEST_SEED=$TEST_SEED TEST_TIER=$TEST_TIER: $([ "$status" = 0 ] && echo green || echo RED; ) (rerun this sample: TEST_SEED=$TEST_SEED make test$([ "$TEST_TIER" = full ] && echo -full))"
 exit "$status"

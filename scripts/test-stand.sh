@@ -3,7 +3,8 @@
 #   bash scripts/test-stand.sh <command...>
 # 1. refuses when the test stand's config (test/stand.test.yaml, or $TEST_STAND_CONFIG) shares a
 #    port or the state directory with the user's (stand.yaml, or $USER_STAND_CONFIG);
-# 2. installs what the test stand needs and starts it (own ports, own state in .stand-test/);
+# 2. installs what the test stand needs (unless TEST_STAND_INSTALLED=1 says it is done) and starts
+#    it (own ports, own state in .stand-test/, or the config's state_dir);
 # 3. snapshots the user's world when the user's stand is running (position, rows of every table,
 #    topic end offsets, group offsets), runs the command with STAND_CONFIG pointing at the test
 #    stand, then compares: a world the tests changed fails the run;
@@ -35,6 +36,7 @@ finish() {
 trap finish EXIT
 
 echo "== test stand ($test_config)"
-bash scripts/install-deps.sh
+# scripts/run-tests.sh installs once for both of its test stands before they start side by side
+if [ "${TEST_STAND_INSTALLED:-0}" != 1 ]; then bash scripts/install-deps.sh; fi
 "${tsx[@]}" src/stand/cli.ts up
 "$@"

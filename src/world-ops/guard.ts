@@ -12,12 +12,14 @@ import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { Kafka, logLevel } from "kafkajs";
 import pg from "pg";
+import { z } from "zod";
 import { connectClickHouse } from "../clickhouse/client.ts";
 import { quoteIdentifier, quoteString } from "../clickhouse/sql.ts";
 import { collectPorts, kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/stand.ts";
 import { APPLICATION_DATABASES } from "../world/constants.ts";
 import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/position.ts";
 import { isPortOpen } from "../stand/supervisor.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface WorldSnapshot {
   position: string | null;
@@ -31,6 +33,49 @@ export interface WorldSnapshot {
   topicEnds: Record<string, string>;
   /** "group topic/partition" → committed offset. */
   groupOffsets: Record<string, string>;
+}
+
+const counts = z.record(z.string(), z.number().int().min(0));
+const offsets = z.record(z.string(), z.string().regex(/^-?\d+$/));
+const worldSnapshotSchema = z.object({
+  position: z.string().nullable(),
+  latestWorldRun: z.string().nullable(),
+  activeWorldRuns: z.number().int().min(0),
+  tables: counts,
+  topicEnds: offsets,
+  groupOffsets: offsets,
+});
+
+/** What `save` writes when the user's stand was not running: the one case `check` passes without comparing. */
+const notRunningSchema = z.object({ standRunning: z.literal(false), config: z.string(), at: z.string() }).strict();
+
+export type SavedWorld = { kind: "snapshot"; snapshot: WorldSnapshot } | { kind: "not-running"; config: string; at: string };
+
+/**
+ * Reads what `save` wrote. A missing, unreadable or malformed file is an error naming the file and
+ * the problem: the guard cannot then say the world is untouched, so it must not pass.
+ */
+export function readSavedWorld(file: string): SavedWorld {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new Error(`world guard: the before-snapshot ${file} cannot be read (${errorMessage(err)}); without it the guard cannot say your world is untouched`, { cause: err });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`world guard: the before-snapshot ${file} is not JSON (${errorMessage(err)}): it is corrupt`, { cause: err });
+  }
+  const notRunning = notRunningSchema.safeParse(raw);
+  if (notRunning.success) return { kind: "not-running", config: notRunning.data.config, at: notRunning.data.at };
+  const parsed = worldSnapshotSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(the file)"}: ${i.message}`).join("; ");
+    throw new Error(`world guard: the before-snapshot ${file} is not a world snapshot: ${problems}`);
+  }
+  return { kind: "snapshot", snapshot: parsed.data };
 }
 
 export function readConfigFile(file: string): StandConfig {
@@ -165,7 +210,9 @@ async function main(argv: string[]): Promise<void> {
     .action(async (o: { config: string; out: string }) => {
       const config = readConfigFile(o.config);
       if (!(await isPortOpen(config.postgres.port, config.bind_host))) {
-        console.log(`world guard: your stand (${path.relative(process.cwd(), path.resolve(o.config))}) is not running; nothing to guard`);
+        const where = path.relative(process.cwd(), path.resolve(o.config));
+        writeFileSync(o.out, JSON.stringify({ standRunning: false, config: where, at: new Date().toISOString() }, null, 2));
+        console.log(`world guard: your stand (${where}) is not running; nothing to guard`);
         return;
       }
       const snapshot = await takeWorldSnapshot(config);
@@ -177,12 +224,19 @@ async function main(argv: string[]): Promise<void> {
     .requiredOption("--config <file>", "the user's stand config")
     .requiredOption("--before <file>", "the snapshot saved before the tests")
     .action(async (o: { config: string; before: string }) => {
-      let before: WorldSnapshot;
+      let saved: SavedWorld;
       try {
-        before = JSON.parse(readFileSync(o.before, "utf8")) as WorldSnapshot;
-      } catch {
-        return; // nothing was saved: the stand was not running
+        saved = readSavedWorld(o.before);
+      } catch (err) {
+        console.error(`${errorMessage(err)}. FAILED: run the tests again (scripts/test-stand.sh saves a new one first)`);
+        process.exitCode = 1;
+        return;
       }
+      if (saved.kind === "not-running") {
+        console.log(`world guard: your stand was not running (${saved.config}, ${saved.at}), nothing to guard`);
+        return;
+      }
+      const before = saved.snapshot;
       const after = await takeWorldSnapshot(readConfigFile(o.config));
       const diff = diffSnapshots(before, after);
       if (diff.length === 0) {

@@ -4,8 +4,9 @@
 // - a frozen ZooKeeper past its start-up time: `stand up` alone stops it and starts it again.
 // - Postgres left in a smart shutdown (SIGTERM with a client connected): alive, serving nobody;
 //   the keeper stops it and starts it again after hung_after.
-// - kill -9 of every service in turn while world_next_day streams a day in: each is back, counted
-//   once, and the day lands exactly (harness/faulted-day.ts).
+// - kill -9 of every service in turn while world_next_day streams a day in (make test: the services
+//   the seed draws, harness/matrices.ts; make test-full: all): each is back, counted once, and the
+//   day lands exactly (harness/faulted-day.ts).
 // - a ClickHouse node kept dead (the keeper fail point: each start exits at once): crash-looping,
 //   named by check-services and doctor; rebuild-storage refuses in seconds and touches nothing.
 // - the keeper itself killed: the runner starts it again, its records carried over.
@@ -31,6 +32,8 @@ import { releaseAllLoaderPauses, waitForLoaderConsuming } from "../../harness/lo
 import { playDay } from "../../harness/faulted-day.ts";
 import { api, readPositionText, taskInstances } from "../../harness/rest-world.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
+import { forEachPoint, sampleMatrix } from "../../harness/matrix.ts";
+import { KEEPER_KILLS } from "../../harness/matrices.ts";
 
 const execFileAsync = promisify(execFile);
 const quiet = (): undefined => undefined;
@@ -163,8 +166,9 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
     }
   });
 
-  it("kill -9 of every service in turn while a day streams in, no command typed: each is back and counted once, the day lands exactly", async () => {
-    const order = ["postgres", "zookeeper", "clickhouse-ch1", "clickhouse-ch2", "kafka", "prometheus", "runner", "loader"];
+  const kills = sampleMatrix(KEEPER_KILLS);
+  it(`kill -9 of services in turn while a day streams in (${kills.how}), no command typed: each is back and counted once, the day lands exactly`, async () => {
+    const order = kills.points;
     const before = new Map(order.map((name) => [name, kept(name)?.restarts ?? 0]));
     const said: string[] = [];
     // the day's first cycle is held before its INSERT: every kill lands while the day is read and not placed
@@ -173,26 +177,27 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
       // the day is all in Kafka first: a producer killed mid-day sends it again on its next try
       // (at least once: ODS keeps it once, but the day's offsets would count it twice)
       await waitForTask("world_next_day", runId, "play_days", "success", 300_000);
-      for (const name of order) {
+      await forEachPoint(kills, async (name) => {
         const pid = pidOf(name);
         assert.ok(pid !== undefined, `${name} runs`);
         process.kill(pid, "SIGKILL");
         const killedAt = Date.now();
         const back = await waitKept(name, "started again and up", (r) => r.restarts > (before.get(name) ?? 0) && r.state === "up" && r.pid !== pid, 180_000);
         said.push(`${name} ${pid} → ${back.pid ?? "?"} in ${((Date.now() - killedAt) / 1000).toFixed(1)} s`);
-      }
+      });
       // the loader took the pause point with it; the new one reads from the committed offsets
     });
     console.log(`kill -9 in turn: ${said.join(", ")}`);
     for (const name of order) {
       const record = kept(name);
-      assert.equal(record?.restarts, (before.get(name) ?? 0) + 1, `${name} was started again exactly once`);
-      assert.match(record?.lastExit?.how ?? "", /vanished|killed by SIGKILL/, `${name}'s last exit is the kill`);
-      assert.equal(record?.state, "up");
+      const rerun = kills.rerun(name);
+      assert.equal(record?.restarts, (before.get(name) ?? 0) + 1, `${name} was started again exactly once (rerun: ${rerun})`);
+      assert.match(record?.lastExit?.how ?? "", /vanished|killed by SIGKILL/, `${name}'s last exit is the kill (rerun: ${rerun})`);
+      assert.equal(record?.state, "up", `rerun: ${rerun}`);
     }
     const { code, out } = await cli("src/stand/cli.ts", "status");
     assert.equal(code, 0, `check-services is green after the kills:\n${out}`);
-    assert.match(out, /clickhouse-ch2 +port \d+ +restarts [1-9]/, "check-services shows the restarts");
+    for (const name of order) assert.match(out, new RegExp(`${name} +port \\S+ +restarts [1-9]`), `check-services shows ${name}'s restart`);
   });
 
   it("a ClickHouse node kept dead (each start exits at once) is crash-looping: check-services and doctor name it, rebuild-storage refuses in seconds and touches nothing; make up brings it back", async () => {

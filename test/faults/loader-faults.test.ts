@@ -6,7 +6,8 @@
 // hits and never went backwards, and that the day is in ODS exactly once: ODS read merged equals its
 // distinct WatchIDs and ods.event_v, equals the generator's valid hits of the date, and together with
 // the day's error rows accounts for every message of the day that is not a poison. stg may hold a
-// replayed message twice (at-least-once); ODS may not.
+// replayed message twice (at-least-once); ODS may not. The five faults are a matrix: make test runs
+// the ones its seed draws (harness/matrices.ts), make test-full all five.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
@@ -33,6 +34,18 @@ import { kafkaClient } from "../../harness/live-stand.ts";
 import { taskLog } from "../../harness/rest-world.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
 import { playDay } from "../../harness/faulted-day.ts";
+import { runPoint, sampleMatrix } from "../../harness/matrix.ts";
+import { LOADER_FAULT_KINDS } from "../../harness/matrices.ts";
+
+/** make test runs the faults the seed draws (harness/matrices.ts); make test-full all five. */
+const faults = sampleMatrix(LOADER_FAULT_KINDS);
+const registered = new Set<string>();
+
+/** A test of one point of loader-faults.kind: registered when the sample holds it; red names its rerun. */
+function faultTest(kind: string, title: string, body: () => Promise<void>): void {
+  registered.add(kind);
+  if (faults.points.includes(kind)) it(`${title} [${faults.matrix.name}=${kind}; ${faults.how}]`, () => runPoint(faults, kind, body));
+}
 
 const quiet = (): undefined => undefined;
 const ctx = standContext(quiet);
@@ -53,7 +66,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     },
   });
 
-  it("poison messages in the middle of a day, the 50,000-deep object among them: each is a dead letter once, with its offset and reason; no node dies; the day lands whole", async () => {
+  faultTest("poison", "poison messages in the middle of a day, the 50,000-deep object among them: each is a dead letter once, with its offset and reason; no node dies; the day lands whole", async () => {
     const poisons = [
       { reason: "not_json", partition: 0, key: "poison-not-json", value: Buffer.from('this is not JSON {"WatchID": 1') },
       { reason: "invalid_utf8", partition: 1, key: "poison-invalid-utf8", value: Buffer.concat([Buffer.from('{"WatchID": "'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')]) },
@@ -114,7 +127,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     }
   });
 
-  it("ClickHouse ch2 frozen (SIGSTOP) 17 s while the loader inserts the day: success once it resumes, nothing lost or doubled", async () => {
+  faultTest("clickhouse-frozen", "ClickHouse ch2 frozen (SIGSTOP) 17 s while the loader inserts the day: success once it resumes, nothing lost or doubled", async () => {
     const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
     let held: OffsetSample | undefined;
     let lagWhileFrozen = Number.NaN;
@@ -139,7 +152,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     assert.ok(lagWhileFrozen > 0, `/metrics showed the lag while ${node} was frozen: loader_consumer_lag ${lagWhileFrozen}`);
   });
 
-  it("the loader SIGKILLed mid-batch and started again: the run waits it out, commits never go back, the day lands once", async () => {
+  faultTest("loader-sigkill", "the loader SIGKILLed mid-batch and started again: the run waits it out, commits never go back, the day lands once", async () => {
     const pidBefore = loaderPid(ctx);
     assert.ok(pidBefore !== undefined, "the loader service runs");
     let atKill: OffsetSample | undefined;
@@ -181,7 +194,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     }
   });
 
-  it("ClickHouse ch1 killed (SIGKILL) and kept down 10 s while the loader inserts the day, then started: inserts refused, commits held, the day lands once", async () => {
+  faultTest("clickhouse-killed", "ClickHouse ch1 killed (SIGKILL) and kept down 10 s while the loader inserts the day, then started: inserts refused, commits held, the day lands once", async () => {
     const node = ctx.config.clickhouse.nodes[0]?.name ?? "ch1";
     const service = serviceGroups(ctx).flat().find((s) => s.name === `clickhouse-${node}`);
     assert.ok(service, `the stand has a service clickhouse-${node}`);
@@ -222,7 +235,7 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     assert.match(degradedSaid, /sink DOWN|held/, `the loader's /health said degraded while ${node} was down, naming why (it said: ${degradedSaid || "nothing"})`);
   });
 
-  it("the loader frozen (SIGSTOP) past its session timeout mid-batch, then resumed: the same process rejoins and the day lands once", async () => {
+  faultTest("loader-frozen", "the loader frozen (SIGSTOP) past its session timeout mid-batch, then resumed: the same process rejoins and the day lands once", async () => {
     const pid = loaderPid(ctx);
     assert.ok(pid !== undefined, "the loader service runs");
     const freezeMs = 15_000; // the loader's Kafka session timeout is 10 s: the broker drops it from both groups
@@ -254,4 +267,5 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     assert.equal(loaderPid(ctx), pid, "the same loader process finished the day (it was resumed, not restarted)");
     await waitForLoaderConsuming(ctx.config);
   });
+  assert.deepEqual([...registered].sort(), [...LOADER_FAULT_KINDS.points].sort(), "a test for every point of loader-faults.kind");
 });

@@ -1,6 +1,8 @@
 // Faults during a world step, on the test stand (never the user's): the runner SIGKILLed mid
 // world_next_day, one ClickHouse node frozen (SIGSTOP) during a step, Kafka stopped during a step,
-// Postgres restarted, and killed with -9, at every task boundary of a step under a running runner.
+// Postgres restarted, and killed with -9, at task boundaries of a step under a running runner. In
+// make test each of these matrices runs the sample its seed draws (harness/matrices.ts), in make
+// test-full every point: every single fault, Postgres at all 22 boundaries each way.
 // Each asserts the run's outcome, the position, and that the day landed exactly once in ODS (valid
 // hits after dedup, invalid hits in ods.event_errors), with DDS and DM built for it and unchanged by
 // one more etl_pipeline. Each fault strikes at its moment by construction: a pause point holds the
@@ -31,8 +33,10 @@ import {
 } from "../../harness/rest-world.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
 import { armLoaderPause, releaseAllLoaderPauses } from "../../harness/loader-day.ts";
-import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses, type PauseBoundary } from "../../harness/runner-pauses.ts";
+import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses } from "../../harness/runner-pauses.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
+import { forEachPoint, runPoint, sampleMatrix } from "../../harness/matrix.ts";
+import { POSTGRES_AT_BOUNDARIES, STEP_FAULT_KINDS } from "../../harness/matrices.ts";
 
 const quiet = (): undefined => undefined;
 
@@ -115,43 +119,6 @@ describe("faults during a world step (test stand)", () => {
     assert.deepEqual(await layerCounts(expected.date), counts, "one more etl_pipeline changes nothing");
   }
 
-  it("the runner SIGKILLed while the step waits for ODS: the step finishes after the restart, with no user action", async () => {
-    const ctx = standContext(quiet);
-    // the loader holds the day's first cycle, so wait_for_hits is running and cannot finish yet
-    const loaderPause = await armLoaderPause(ctx.config, "before_insert", HITS_TOPIC.name);
-    await stepUnder("SIGKILL runner", async (runId) => {
-      await loaderPause.reached();
-      await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
-      const pid = runnerPid(ctx);
-      assert.ok(pid !== undefined, "the runner service runs");
-      process.kill(pid, "SIGKILL");
-      const killedAt = Date.now();
-      await new Promise((r) => setTimeout(r, 500));
-      await useRunnerService(); // make up would do the same: start the runner again
-      console.log(`runner restarted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
-      await loaderPause.release();
-    });
-  });
-
-  it("one ClickHouse node frozen (SIGSTOP) for 20 s from set_position on: success once it resumes, the day once", async () => {
-    const ctx = standContext(quiet);
-    const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
-    const [pause] = await armRunnerPauses([{ dag: "world_next_day", task: "set_position", phase: "before" }], "step-faults ch2 frozen");
-    assert.ok(pause !== undefined);
-    await stepUnder(`SIGSTOP ${node}`, async () => {
-      await pauseReached(pause);
-      const pid = ctx.supervisor.runningPid(`clickhouse-${node}`);
-      assert.ok(pid !== undefined, `clickhouse-${node} runs`);
-      process.kill(pid, "SIGSTOP");
-      try {
-        await releasePause(pause);
-        await new Promise((r) => setTimeout(r, 20_000));
-      } finally {
-        process.kill(pid, "SIGCONT");
-      }
-    });
-  });
-
   /** Stops one stand service as make stand-down would (its own stop signal), then starts it again. */
   async function outage(service: string, seconds: number, whileDown: () => Promise<unknown> = () => Promise.resolve()): Promise<void> {
     const ctx = standContext(quiet);
@@ -165,44 +132,84 @@ describe("faults during a world step (test stand)", () => {
     console.log(`${service} was down ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s`);
   }
 
-  it("Kafka stopped for 10 s while the step waits for ODS: success after backoff, the day once", async () => {
-    const loaderPause = await armLoaderPause(standContext(quiet).config, "before_insert", HITS_TOPIC.name);
-    await stepUnder("Kafka stopped", async (runId) => {
-      // the loader holds the day's first cycle, so wait_for_hits is running and cannot finish yet
-      await loaderPause.reached();
-      await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
-      await outage("kafka", 10, () => loaderPause.release());
-    });
-  });
+  /** The single faults of a step: in make test the ones the seed draws (harness/matrices.ts), in make test-full all. */
+  const SINGLE_FAULTS: Record<string, { title: string; strike: () => Promise<void> }> = {
+    "runner-sigkill": {
+      title: "the runner SIGKILLed while the step waits for ODS: the step finishes after the restart, with no user action",
+      strike: async () => {
+        const ctx = standContext(quiet);
+        // the loader holds the day's first cycle, so wait_for_hits is running and cannot finish yet
+        const loaderPause = await armLoaderPause(ctx.config, "before_insert", HITS_TOPIC.name);
+        await stepUnder("SIGKILL runner", async (runId) => {
+          await loaderPause.reached();
+          await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
+          const pid = runnerPid(ctx);
+          assert.ok(pid !== undefined, "the runner service runs");
+          process.kill(pid, "SIGKILL");
+          const killedAt = Date.now();
+          await new Promise((r) => setTimeout(r, 500));
+          await useRunnerService(); // make up would do the same: start the runner again
+          console.log(`runner restarted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+          await loaderPause.release();
+        });
+      },
+    },
+    "clickhouse-frozen": {
+      title: "one ClickHouse node frozen (SIGSTOP) for 20 s from set_position on: success once it resumes, the day once",
+      strike: async () => {
+        const ctx = standContext(quiet);
+        const node = ctx.config.clickhouse.nodes[1]?.name ?? "ch2";
+        const [pause] = await armRunnerPauses([{ dag: "world_next_day", task: "set_position", phase: "before" }], "step-faults ch2 frozen");
+        assert.ok(pause !== undefined);
+        await stepUnder(`SIGSTOP ${node}`, async () => {
+          await pauseReached(pause);
+          const pid = ctx.supervisor.runningPid(`clickhouse-${node}`);
+          assert.ok(pid !== undefined, `clickhouse-${node} runs`);
+          process.kill(pid, "SIGSTOP");
+          try {
+            await releasePause(pause);
+            await new Promise((r) => setTimeout(r, 20_000));
+          } finally {
+            process.kill(pid, "SIGCONT");
+          }
+        });
+      },
+    },
+    "kafka-stopped": {
+      title: "Kafka stopped for 10 s while the step waits for ODS: success after backoff, the day once",
+      strike: async () => {
+        const loaderPause = await armLoaderPause(standContext(quiet).config, "before_insert", HITS_TOPIC.name);
+        await stepUnder("Kafka stopped", async (runId) => {
+          // the loader holds the day's first cycle, so wait_for_hits is running and cannot finish yet
+          await loaderPause.reached();
+          await waitForTask("world_next_day", runId, "wait_for_hits", ["running"]);
+          await outage("kafka", 10, () => loaderPause.release());
+        });
+      },
+    },
+  };
+  assert.deepEqual(Object.keys(SINGLE_FAULTS).sort(), [...STEP_FAULT_KINDS.points].sort(), "a test for every point of step-faults.kind");
+  const singleFaults = sampleMatrix(STEP_FAULT_KINDS);
+  for (const kind of singleFaults.points) {
+    const fault = SINGLE_FAULTS[kind];
+    assert.ok(fault, `step-faults: no test for the point ${kind}`);
+    it(`${fault.title} [${singleFaults.matrix.name}=${kind}; ${singleFaults.how}]`, () => runPoint(singleFaults, kind, fault.strike));
+  }
 
-  /** Every task boundary of a step, in the order a run reaches them: before and after each callable
-   * task of world_next_day and of the child runs it waits for (dq_check's parallel checks aside). */
-  const STEP_BOUNDARIES: PauseBoundary[] = [
-    ["world_next_day", "read_position"],
-    ["world_next_day", "build_generator"],
-    ["world_next_day", "play_days"],
-    ["world_next_day", "wait_for_hits"],
-    ["world_next_day", "send_order_snapshots"],
-    ["orders_ingest", "pull_batch"],
-    ["orders_ingest", "parse_batch"],
-    ["world_next_day", "set_position"],
-    ["dds_transform", "build_dds"],
-    ["dm_transform", "build_dm"],
-    ["dq_check", "measure"],
-  ].flatMap(([dag = "", task = ""]) => (["before", "after"] as const).map((phase) => ({ dag, task, phase })));
-
-  for (const kind of ["restarted", "killed with -9 and started"] as const) {
-    it(`Postgres ${kind} at every task boundary of a step (${STEP_BOUNDARIES.length} times): the same runner process carries on, the step ends green`, async () => {
+  for (const [kind, matrix] of [["restarted", POSTGRES_AT_BOUNDARIES[0]], ["killed with -9 and started", POSTGRES_AT_BOUNDARIES[1]]] as const) {
+    assert.ok(matrix);
+    const sample = sampleMatrix(matrix);
+    it(`Postgres ${kind} at task boundaries of a step (${sample.how}): the same runner process carries on, the step ends green`, async () => {
       const ctx = standContext(quiet);
       const definition = serviceGroups(ctx).flat().find((s) => s.name === "postgres");
       assert.ok(definition, "the stand has a service postgres");
       const pidBefore = runnerPid(ctx);
       assert.ok(pidBefore !== undefined, "the runner service runs");
       const note = `step-faults postgres ${kind}`;
-      const pauses = await armRunnerPauses(STEP_BOUNDARIES, note);
+      const pauses = await armRunnerPauses(sample.points, note);
       const outages: number[] = [];
       try {
-        await stepUnder(`Postgres ${kind}`, async () => {
+        await stepUnder(`Postgres ${kind} (rerun: ${sample.rerunAll})`, async () => {
           const strike = async (where: string): Promise<void> => {
             const downAt = Date.now();
             const stopped = await ctx.supervisor.stop("postgres", kind === "restarted" ? definition.stopSignal : "SIGKILL", definition.stopGraceMs);
@@ -211,19 +218,22 @@ describe("faults during a world step (test stand)", () => {
             outages.push(Date.now() - downAt);
             assert.equal(runnerPid(ctx), pidBefore, `the runner process lived through Postgres ${kind} ${where}`);
           };
-          for (const id of pauses) {
+          const byPoint = new Map(sample.points.map((p, i) => [p, pauses[i]]));
+          await forEachPoint(sample, async (point) => {
+            const id = byPoint.get(point);
+            assert.ok(id !== undefined);
             const held = await pauseReached(id);
             const where = `at ${held.dag_id}.${held.task_id} ${held.phase} (${held.reached_by ?? "?"})`;
             await strike(where);
             await releasePause(id);
-          }
+          });
         });
       } finally {
         await releasePauses(note);
       }
       const sorted = [...outages].sort((a, b) => a - b);
       console.log(`Postgres ${kind} ${outages.length} times; outage min/median/max ${sorted[0]} / ${sorted[Math.floor(sorted.length / 2)]} / ${sorted.at(-1)} ms`);
-      assert.equal(outages.length, STEP_BOUNDARIES.length, "a fault at every boundary");
+      assert.equal(outages.length, sample.points.length, `a fault at every sampled boundary (rerun them: ${sample.rerunAll})`);
       assert.equal(runnerPid(ctx), pidBefore, "the same runner process carried on (it was not restarted)");
     });
   }
@@ -258,7 +268,8 @@ describe("faults during a world step (test stand)", () => {
     const position = Number(await readPositionText());
     const [pause] = await armRunnerPauses([{ dag: "world_live_day", task: "play_live_day", phase: "before" }], "step-faults rebuild during a live day");
     assert.ok(pause !== undefined);
-    const live = await triggerRun("world_live_day", { speed: 5_000 }); // a model day in about 17 s
+    // the rebuild is queued while the pause holds the live day (by construction), so the day itself may be fast
+    const live = await triggerRun("world_live_day", { speed: 200_000 });
     await pauseReached(pause); // the live day runs and holds the world
     const rebuild = await triggerRun("world_recreate");
     const waiting = await api.request<DagRunResponse>("GET", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`);
