@@ -35,7 +35,7 @@ run_files() {
   local name=$1 concurrency=$2; shift 2
   "${tsx[@]}" --test --test-concurrency="$concurrency" --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="test-output/tests-$name.tap" \
-    --test-reporter=./scripts/file-times-reporter.ts --test-reporter-destination="test-output/times-$name.jsonl" "$@"
+    --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="test-output/times-$name.jsonl" "$@"
 }
 
 # typecheck, lint and (with --with-files) the service-free files, all three at once (the machine's
@@ -102,11 +102,6 @@ export TEST_WALL_STARTED="${TEST_WALL_STARTED:-$(date +%s)}"
 mkdir -p test-output
 rm -f test-output/service-free.status test-output/tests-*.tap test-output/times-*.jsonl test-output/wall-*
 
-# the service-free lane, in the background from now on; the stand lanes wait for it at their end
-lane_args=()
-if [ "$#" -eq 0 ]; then lane_args=(--with-files); fi
-( status=0; bash scripts/run-tests.sh --service-free-lane "${lane_args[@]}" > test-output/service-free.log 2>&1 || status=$?
-  echo "$status" > test-output/service-free.status ) &
 
 stand_a=test/stand.test.yaml
 stand_b=test-output/stand.test-b.yaml
@@ -128,6 +123,12 @@ for lane in "${lanes[@]}"; do
   IFS=: read -r _ config _ <<< "$lane"
   STAND_CONFIG="$config" bash scripts/install-deps.sh | sed -u "s|^|[$config] |"
 done
+
+# the service-free lane, in the background from now on (node_modules is in place); the stand lanes wait for it at their end
+lane_args=()
+if [ "$#" -eq 0 ]; then lane_args=(--with-files); fi
+( status=0; bash scripts/run-tests.sh --service-free-lane "${lane_args[@]}" > test-output/service-free.log 2>&1 || status=$?
+  echo "$status" > test-output/service-free.status ) &
 
 read -r idle_start total_start < <(cpu_ticks)
 pids=()
