@@ -105,6 +105,8 @@ rm -f test-output/service-free.status test-output/tests-*.tap test-output/times-
 
 stand_a=test/stand.test.yaml
 stand_b=test-output/stand.test-b.yaml
+# what the test stand needs first (npm packages, Debian packages, Kafka's jars): seconds when present
+STAND_CONFIG="$stand_a" bash scripts/install-deps.sh | sed -u "s|^|[$stand_a] |"
 lanes=()
 if [ "$#" -gt 0 ]; then
   lanes=("a:$stand_a:$*")
@@ -117,11 +119,11 @@ else
   lanes=("a:$stand_a:${planned[0]:-}" "b:$stand_b:${planned[1]:-}")
 fi
 
-# what the test stands need, once before they start side by side (the second stand's Kafka jars
-# come from the local Maven repository the first fetch filled)
+# the second test stand's jars, before the stands start side by side (from the local Maven
+# repository the first fetch filled)
 for lane in "${lanes[@]}"; do
   IFS=: read -r _ config _ <<< "$lane"
-  STAND_CONFIG="$config" bash scripts/install-deps.sh | sed -u "s|^|[$config] |"
+  if [ "$config" != "$stand_a" ]; then STAND_CONFIG="$config" bash scripts/install-deps.sh | sed -u "s|^|[$config] |"; fi
 done
 
 # the service-free lane, in the background from now on (node_modules is in place); the stand lanes wait for it at their end

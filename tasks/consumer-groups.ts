@@ -6,6 +6,7 @@ import { WORLD_CONSUMER_GROUPS } from "../src/world/constants.ts";
 import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { withKafkaAdmin, type KafkaTarget } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
+import { loadStandConfig } from "../src/config/stand.ts";
 
 const STEP = "deleteConsumerGroups";
 
@@ -14,7 +15,8 @@ export interface DeleteConsumerGroupsInput extends TaskIo, KafkaTarget {
   groups?: readonly string[];
   /**
    * How long a group may take to empty. A reader dropped a moment ago is still leaving its group
-   * (ClickHouse closes the consumer on DROP, the broker notices within a few seconds).
+   * (ClickHouse closes the consumer on DROP, the broker notices within a few seconds). Default:
+   * the stand's kafka.group_leave_grace_seconds (15 s; 5 s on the test stand).
    */
   leaveGraceMs?: number;
 }
@@ -81,7 +83,8 @@ export async function deleteConsumerGroups(input: DeleteConsumerGroupsInput): Pr
     const present = wanted.filter((g) => listed.has(g));
     for (const name of wanted.filter((g) => !listed.has(g))) input.log(`consumer group ${name}: does not exist`);
     for (const groupId of present) {
-      const stillHeld = await waitUntilEmpty(admin, groupId, input.leaveGraceMs ?? 15_000, input);
+      const graceMs = input.leaveGraceMs ?? (input.config ?? loadStandConfig()).kafka.group_leave_grace_seconds * 1000;
+      const stillHeld = await waitUntilEmpty(admin, groupId, graceMs, input);
       if (stillHeld) throw heldByReader(stillHeld);
     }
     if (present.length === 0) return;

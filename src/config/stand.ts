@@ -64,6 +64,9 @@ export const standConfigSchema = z
         port,
         controller_port: port,
         heap_mb: z.number().int().min(128).max(8192),
+        /** How long deleting the world's consumer groups waits for a reader dropped a moment ago
+         * to leave its group, per try (tasks/consumer-groups.ts). */
+        group_leave_grace_seconds: z.number().int().min(1).max(300).default(15),
       })
       .strict(),
     runner: z
