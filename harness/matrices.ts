@@ -37,14 +37,54 @@ export const POSTGRES_AT_BOUNDARIES = (["restarted", "killed"] as const).map(
   }),
 );
 
-/** The single faults of a step (test/faults/step-faults.test.ts), each its own test. */
+/** The single faults of a step and of a creation (test/faults/step-faults.test.ts), each its own test. */
 export const STEP_FAULT_KINDS: Matrix<string> = {
   name: "step-faults.kind",
   file: "test/faults/step-faults.test.ts",
-  points: ["runner-sigkill", "clickhouse-frozen", "kafka-stopped"],
+  points: ["runner-sigkill", "clickhouse-frozen", "kafka-stopped", "rebuild-during-live-day", "creation-stopped"],
   id: (p) => p,
-  secondsPerPoint: 40,
-  gateSeconds: 40,
+  secondsPerPoint: 36,
+  gateSeconds: 72,
+};
+
+/** The keeper's faults made for real (test/faults/keeper-faults.test.ts), each its own test. */
+export const KEEPER_FAULTS: Matrix<string> = {
+  name: "keeper-faults.fault",
+  file: "test/faults/keeper-faults.test.ts",
+  points: ["frozen-zookeeper", "smart-shutdown", "kill-9", "crash-loop", "keeper-killed", "stopped-on-purpose"],
+  id: (p) => p,
+  secondsPerPoint: 16,
+  gateSeconds: 48,
+};
+
+/** The snapshot scenarios beside the save/restore round trip (test/world/snapshots.test.ts). */
+export const SNAPSHOT_SCENARIOS: Matrix<string> = {
+  name: "snapshots.scenario",
+  file: "test/world/snapshots.test.ts",
+  points: ["restore-queued", "refusals", "restore-killed", "save-killed", "stand-restarted"],
+  id: (p) => p,
+  secondsPerPoint: 28,
+  gateSeconds: 56,
+};
+
+/** Takeovers across a pool of two runners (test/pool/second-host-runner.test.ts). */
+export const SECOND_HOST_FAULTS: Matrix<string> = {
+  name: "second-host.fault",
+  file: "test/pool/second-host-runner.test.ts",
+  points: ["kill-holder", "sigstop-holder", "kill-world-task"],
+  id: (p) => p,
+  secondsPerPoint: 15,
+  gateSeconds: 15,
+};
+
+/** A group of two loaders under faults while a day streams in (test/pool/loader-group.test.ts). */
+export const LOADER_GROUP_FAULTS: Matrix<string> = {
+  name: "loader-group.fault",
+  file: "test/pool/loader-group.test.ts",
+  points: ["kill-uncommitted", "remove-add"],
+  id: (p) => p,
+  secondsPerPoint: 20,
+  gateSeconds: 20,
 };
 
 /** Services killed with -9 in turn while a day streams in, the keeper on (test/faults/keeper-faults.test.ts). */
@@ -106,6 +146,10 @@ export const RERUN_FAIL_POINTS: Matrix<RerunPoint> = {
 export const SUITE_MATRICES: readonly Matrix<string>[] = [
   ...POSTGRES_AT_BOUNDARIES.map(byIds),
   byIds(STEP_FAULT_KINDS),
+  byIds(KEEPER_FAULTS),
+  byIds(SNAPSHOT_SCENARIOS),
+  byIds(SECOND_HOST_FAULTS),
+  byIds(LOADER_GROUP_FAULTS),
   byIds(KEEPER_KILLS),
   byIds(LOADER_FAULT_KINDS),
   byIds(RERUN_FAIL_POINTS),

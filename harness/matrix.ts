@@ -168,3 +168,31 @@ export async function forEachPoint<P>(sample: Sample<P>, body: (point: P) => Pro
   console.log(`matrix ${sample.matrix.name}: ${sample.how}: ${sample.points.map((p) => sample.matrix.id(p)).join(", ")}`);
   for (const point of sample.points) await runPoint(sample, point, body);
 }
+
+export interface SampledTests {
+  /** Registers the test of one point when the sample holds it (its title names the point and the draw). */
+  test: (point: string, title: string, body: () => Promise<void>) => void;
+  /** Fails unless every point of the matrix was given a test (call once all are declared). */
+  checkEveryPointHasATest: () => void;
+}
+
+/**
+ * A matrix whose points are whole tests of a file (a fault each): the file declares a test per
+ * point, and only the sampled ones are registered with node:test (make test-full registers all).
+ * Nothing is skipped: a point not drawn is not a test of this run.
+ */
+export function sampledTests(sample: Sample<string>, register: (title: string, body: () => Promise<void>) => unknown): SampledTests {
+  const declared = new Set<string>();
+  return {
+    test: (point, title, body) => {
+      if (declared.has(point)) throw new Error(`matrix ${sample.matrix.name}: point ${point} has two tests`);
+      declared.add(point);
+      if (!sample.matrix.points.includes(point)) throw new Error(`matrix ${sample.matrix.name} has no point ${point}; its points: ${sample.matrix.points.join(", ")}`);
+      if (sample.points.includes(point)) void register(`${title} [${sample.matrix.name}=${point}; ${sample.how}]`, () => runPoint(sample, point, body));
+    },
+    checkEveryPointHasATest: () => {
+      const missing = sample.matrix.points.filter((p) => !declared.has(p));
+      if (missing.length > 0) throw new Error(`matrix ${sample.matrix.name}: no test for ${missing.join(", ")} (${sample.matrix.file})`);
+    },
+  };
+}

@@ -28,6 +28,13 @@ export interface LoaderStatus {
   heartbeatAgeMs: number;
 }
 
+/** A loader whose start failed tries again this long after (src/loader/main.ts). */
+export const RETRY_AFTER_FAILURE_MS = 5000;
+/** How long setIngest waits on a member that reports 'failed': through two of its retries, so a
+ * transient refusal (a topic created a moment ago whose partitions the broker does not serve yet)
+ * is not taken for a lasting one. */
+export const FAILED_FOR_GOOD_AFTER_MS = 2 * RETRY_AFTER_FAILURE_MS + 1000;
+
 /** A status older than this means the loader service is not running. */
 export const HEARTBEAT_STALE_MS = 5000;
 /** A member silent this long has left the group for good (an instance removed from the config): its row is no longer named. */
@@ -144,6 +151,8 @@ export async function setIngest(input: SetIngestInput): Promise<LoaderStatus[]> 
     input.log(`asked the loader for '${input.desired}' (generation ${generation})`);
     const started = Date.now();
     let lastLog = started;
+    /** When a member was first seen failed: it retries on its own, so only a failure that lasts ends the wait. */
+    let failedSince: number | undefined;
     for (;;) {
       throwIfAborted(input.signal, step);
       const statuses = await readLoaderStatuses(db);
@@ -157,7 +166,10 @@ export async function setIngest(input: SetIngestInput): Promise<LoaderStatus[]> 
         return progress.live;
       }
       if (progress.failed) {
-        throw new WorldTaskError(step, `the loader could not reach '${input.desired}': ${describeLoaderStatus(progress.failed)}. Its log is .stand/loader/loader.log (or the test stand's; loader-N/ for instance N).`);
+        failedSince ??= Date.now();
+        if (Date.now() - failedSince >= FAILED_FOR_GOOD_AFTER_MS) {
+          throw new WorldTaskError(step, `the loader could not reach '${input.desired}' (still failing after ${Math.round((Date.now() - failedSince) / 1000)} s of its retries): ${describeLoaderStatus(progress.failed)}. Its log is .stand/loader/loader.log (or the test stand's; loader-N/ for instance N).`);
+        }
       }
       if (Date.now() - started >= timeoutMs) {
         throw new WorldTaskError(

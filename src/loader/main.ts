@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import { pino } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { currentInstance, loadStandConfig, loaderListenHost } from "../config/stand.ts";
-import { controlPool, loaderInstanceKey, readIngestControl, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
+import { controlPool, loaderInstanceKey, readIngestControl, RETRY_AFTER_FAILURE_MS, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
 import { WorldLoader } from "./world-loader.ts";
 import { armPauseBody, PausePoints } from "./pause-points.ts";
 import { coerceError, errorMessage } from "../errors.ts";
@@ -20,7 +20,6 @@ import { LOADER_MIGRATIONS } from "./migrate.ts";
 
 const CONTROL_POLL_MS = 250;
 const HEARTBEAT_MS = 1000;
-const RETRY_AFTER_FAILURE_MS = 5000;
 /** Rows held longer than this make /health say "degraded" (a sink down says so at once). */
 const HELD_DEGRADED_MS = 30_000;
 

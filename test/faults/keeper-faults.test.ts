@@ -32,8 +32,8 @@ import { releaseAllLoaderPauses, waitForLoaderConsuming } from "../../harness/lo
 import { playDay } from "../../harness/faulted-day.ts";
 import { api, readPositionText, taskInstances } from "../../harness/rest-world.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
-import { forEachPoint, sampleMatrix } from "../../harness/matrix.ts";
-import { KEEPER_KILLS } from "../../harness/matrices.ts";
+import { forEachPoint, sampledTests, sampleMatrix } from "../../harness/matrix.ts";
+import { KEEPER_FAULTS, KEEPER_KILLS } from "../../harness/matrices.ts";
 
 const execFileAsync = promisify(execFile);
 const quiet = (): undefined => undefined;
@@ -95,6 +95,9 @@ async function worldRecreateRuns(): Promise<number> {
 const failPointsDir = path.dirname(startFailPointFile(ctx, "x"));
 
 describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false : "the test stand config has no keeper section" }, () => {
+  // each fault is a point of keeper-faults.fault: make test runs the ones the seed draws, make test-full all
+  const faults = sampledTests(sampleMatrix(KEEPER_FAULTS), it);
+  const faultTest = faults.test;
   useWorldSuite({
     wholeWorld: true,
     setUp: async () => {
@@ -111,7 +114,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
     },
   });
 
-  it("make stand-up alone takes a frozen ZooKeeper (SIGSTOP, past its start-up time) as down: stops it and starts it again", async () => {
+  faultTest("frozen-zookeeper", "make stand-up alone takes a frozen ZooKeeper (SIGSTOP, past its start-up time) as down: stops it and starts it again", async () => {
     const record = ctx.supervisor.readPid("zookeeper");
     assert.ok(record, "zookeeper runs");
     // "past its start-up time" by construction: an earlier suite may have started this ZooKeeper a
@@ -136,7 +139,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
     }
   });
 
-  it("Postgres left in a smart shutdown (SIGTERM, a client connected) refuses every new client; the keeper stops it and starts it again", async () => {
+  faultTest("smart-shutdown", "Postgres left in a smart shutdown (SIGTERM, a client connected) refuses every new client; the keeper stops it and starts it again", async () => {
     const before = kept("postgres")?.restarts ?? 0;
     const pid = pidOf("postgres");
     assert.ok(pid !== undefined, "postgres runs");
@@ -167,7 +170,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
   });
 
   const kills = sampleMatrix(KEEPER_KILLS);
-  it(`kill -9 of services in turn while a day streams in (${kills.how}), no command typed: each is back and counted once, the day lands exactly`, async () => {
+  faultTest("kill-9", `kill -9 of services in turn while a day streams in (${kills.how}), no command typed: each is back and counted once, the day lands exactly`, async () => {
     const order = kills.points;
     const before = new Map(order.map((name) => [name, kept(name)?.restarts ?? 0]));
     const said: string[] = [];
@@ -200,7 +203,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
     for (const name of order) assert.match(out, new RegExp(`${name} +port \\S+ +restarts [1-9]`), `check-services shows ${name}'s restart`);
   });
 
-  it("a ClickHouse node kept dead (each start exits at once) is crash-looping: check-services and doctor name it, rebuild-storage refuses in seconds and touches nothing; make up brings it back", async () => {
+  faultTest("crash-loop", "a ClickHouse node kept dead (each start exits at once) is crash-looping: check-services and doctor name it, rebuild-storage refuses in seconds and touches nothing; make up brings it back", async () => {
     assert.ok(keeperConfig);
     const name = "clickhouse-ch2";
     const before = kept(name)?.restarts ?? 0;
@@ -246,7 +249,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
     assert.equal(back.quickDeaths, 0);
   });
 
-  it("the keeper killed: the runner starts it again and its records carry over", async () => {
+  faultTest("keeper-killed", "the keeper killed: the runner starts it again and its records carry over", async () => {
     const pid = pidOf(KEEPER_SERVICE);
     assert.ok(pid !== undefined, "the keeper runs");
     const restarts = kept("postgres")?.restarts;
@@ -260,7 +263,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
     assert.equal(record.restarts, restarts, "restart counts carried over from the state file");
   });
 
-  it("a service stopped on purpose stays stopped", async () => {
+  faultTest("stopped-on-purpose", "a service stopped on purpose stays stopped", async () => {
     await stopLoader(ctx);
     await waitKept("loader", "stopped on purpose", (r) => r.state === "stopped", 30_000);
     await sleep(6000); // six more looks of the keeper (one a second), each of which could have started it
@@ -270,4 +273,5 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
     await ensureLoader(ctx);
     await waitForLoaderConsuming(ctx.config);
   });
+  faults.checkEveryPointHasATest();
 });

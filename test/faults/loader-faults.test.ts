@@ -34,18 +34,12 @@ import { kafkaClient } from "../../harness/live-stand.ts";
 import { taskLog } from "../../harness/rest-world.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
 import { playDay } from "../../harness/faulted-day.ts";
-import { runPoint, sampleMatrix } from "../../harness/matrix.ts";
+import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
 import { LOADER_FAULT_KINDS } from "../../harness/matrices.ts";
 
 /** make test runs the faults the seed draws (harness/matrices.ts); make test-full all five. */
-const faults = sampleMatrix(LOADER_FAULT_KINDS);
-const registered = new Set<string>();
-
-/** A test of one point of loader-faults.kind: registered when the sample holds it; red names its rerun. */
-function faultTest(kind: string, title: string, body: () => Promise<void>): void {
-  registered.add(kind);
-  if (faults.points.includes(kind)) it(`${title} [${faults.matrix.name}=${kind}; ${faults.how}]`, () => runPoint(faults, kind, body));
-}
+const faults = sampledTests(sampleMatrix(LOADER_FAULT_KINDS), it);
+const faultTest = faults.test;
 
 const quiet = (): undefined => undefined;
 const ctx = standContext(quiet);
@@ -267,5 +261,5 @@ describe("the loader under faults during world_next_day (test stand)", () => {
     assert.equal(loaderPid(ctx), pid, "the same loader process finished the day (it was resumed, not restarted)");
     await waitForLoaderConsuming(ctx.config);
   });
-  assert.deepEqual([...registered].sort(), [...LOADER_FAULT_KINDS.points].sort(), "a test for every point of loader-faults.kind");
+  faults.checkEveryPointHasATest();
 });

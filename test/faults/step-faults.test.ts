@@ -187,6 +187,62 @@ describe("faults during a world step (test stand)", () => {
         });
       },
     },
+    "rebuild-during-live-day": {
+      title: "a rebuild started during a live day waits for the day, then builds the canonical world; the day was played once",
+      strike: async () => {
+        const position = Number(await readPositionText());
+        const [pause] = await armRunnerPauses([{ dag: "world_live_day", task: "play_live_day", phase: "before" }], "step-faults rebuild during a live day");
+        assert.ok(pause !== undefined);
+        // the rebuild is queued while the pause holds the live day (by construction), so the day itself may be fast
+        const live = await triggerRun("world_live_day", { speed: 200_000 });
+        await pauseReached(pause); // the live day runs and holds the world
+        const rebuild = await triggerRun("world_recreate");
+        const waiting = await api.request<DagRunResponse>("GET", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`);
+        assert.equal(waiting.state, "queued");
+        assert.equal(waiting.waiting_for, `world held by world_live_day/${live.dag_run_id}`);
+        await releasePause(pause);
+        const liveDone = await waitForRun("world_live_day", live.dag_run_id, 600);
+        assert.equal(liveDone.state, "success");
+        const rebuilt = await waitForRun("world_recreate", rebuild.dag_run_id, 600);
+        assert.equal(rebuilt.state, "success");
+        assert.ok(rebuilt.start_date !== null && liveDone.end_date !== null && rebuilt.start_date >= liveDone.end_date, "the rebuild started after the day ended");
+        // the live day set its position, then the rebuild invalidated, reset and set the starting position
+        const changes = (await positionHistory()).filter((c) => c.changed_at >= (liveDone.start_date ?? "")).map((c) => `${c.dag_id}:${c.new_value}`);
+        assert.deepEqual(changes, [
+          `world_live_day:${position + 1}`,
+          "world_recreate:-1",
+          "world_recreate:0",
+          `world_initialize:${world.passport.WORLD_STARTING_DAYS}`,
+        ]);
+        await expectCanonicalOds(world.passport);
+      },
+    },
+    "creation-stopped": {
+      title: "a creation stopped after play_starting_days leaves position 0; the next make up clears the residue and builds the passport's world",
+      strike: async () => {
+        // the creation is held right after play_starting_days, before wait_for_ods: stopped there
+        const note = "step-faults creation stopped";
+        const [pause] = await armRunnerPauses([{ dag: "world_initialize", task: "wait_for_ods", phase: "before" }], note);
+        assert.ok(pause !== undefined);
+        const rebuild = await triggerRun("world_recreate");
+        const held = await pauseReached(pause);
+        const child = held.reached_by?.split(" ")[0] ?? "";
+        assert.equal((await taskInstances("world_initialize", child)).get("play_starting_days")?.state, "success");
+        const marked = await api.request<DagRunResponse>("PATCH", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`, { body: { state: "failed" } });
+        assert.equal(marked.state, "failed");
+        assert.equal((await api.request<DagRunResponse>("GET", `api/v2/dags/world_initialize/dagRuns/${child}`)).state, "failed", "the child ended with it");
+        await releasePauses(note);
+        assert.equal(await readPositionText(), "0");
+        assert.equal((await applicationDatabases()).length, 5, "the stopped creation left its databases");
+
+        const up = await runUpCommand(["up"]);
+        assert.equal(up.code, 0, up.stdout + up.stderr);
+        assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS));
+        await expectCanonicalOds(world.passport);
+        const run = await latestRun("world_initialize", "make_up__");
+        assert.match(await taskLog("world_initialize", run.dag_run_id, "clear_residue"), /residue of a creation that did not finish.*database ods/);
+      },
+    },
   };
   assert.deepEqual(Object.keys(SINGLE_FAULTS).sort(), [...STEP_FAULT_KINDS.points].sort(), "a test for every point of step-faults.kind");
   const singleFaults = sampleMatrix(STEP_FAULT_KINDS);
@@ -262,58 +318,6 @@ describe("faults during a world step (test stand)", () => {
       assert.equal(counts.odsUnique, day.valid);
     }
     assert.equal((await scalar("SELECT count() AS n FROM ods.event_errors_dist FINAL")) - errorsBefore, dayOne.invalid + dayTwo.invalid);
-  });
-
-  it("a rebuild started during a live day waits for the day, then builds the canonical world; the day was played once", async () => {
-    const position = Number(await readPositionText());
-    const [pause] = await armRunnerPauses([{ dag: "world_live_day", task: "play_live_day", phase: "before" }], "step-faults rebuild during a live day");
-    assert.ok(pause !== undefined);
-    // the rebuild is queued while the pause holds the live day (by construction), so the day itself may be fast
-    const live = await triggerRun("world_live_day", { speed: 200_000 });
-    await pauseReached(pause); // the live day runs and holds the world
-    const rebuild = await triggerRun("world_recreate");
-    const waiting = await api.request<DagRunResponse>("GET", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`);
-    assert.equal(waiting.state, "queued");
-    assert.equal(waiting.waiting_for, `world held by world_live_day/${live.dag_run_id}`);
-    await releasePause(pause);
-    const liveDone = await waitForRun("world_live_day", live.dag_run_id, 600);
-    assert.equal(liveDone.state, "success");
-    const rebuilt = await waitForRun("world_recreate", rebuild.dag_run_id, 600);
-    assert.equal(rebuilt.state, "success");
-    assert.ok(rebuilt.start_date !== null && liveDone.end_date !== null && rebuilt.start_date >= liveDone.end_date, "the rebuild started after the day ended");
-    // the live day set its position, then the rebuild invalidated, reset and set the starting position
-    const changes = (await positionHistory()).filter((c) => c.changed_at >= (liveDone.start_date ?? "")).map((c) => `${c.dag_id}:${c.new_value}`);
-    assert.deepEqual(changes, [
-      `world_live_day:${position + 1}`,
-      "world_recreate:-1",
-      "world_recreate:0",
-      `world_initialize:${world.passport.WORLD_STARTING_DAYS}`,
-    ]);
-    await expectCanonicalOds(world.passport);
-  });
-
-  it("a creation stopped after play_starting_days leaves position 0; the next make up clears the residue and builds the passport's world", async () => {
-    // the creation is held right after play_starting_days, before wait_for_ods: stopped there
-    const note = "step-faults creation stopped";
-    const [pause] = await armRunnerPauses([{ dag: "world_initialize", task: "wait_for_ods", phase: "before" }], note);
-    assert.ok(pause !== undefined);
-    const rebuild = await triggerRun("world_recreate");
-    const held = await pauseReached(pause);
-    const child = held.reached_by?.split(" ")[0] ?? "";
-    assert.equal((await taskInstances("world_initialize", child)).get("play_starting_days")?.state, "success");
-    const marked = await api.request<DagRunResponse>("PATCH", `api/v2/dags/world_recreate/dagRuns/${rebuild.dag_run_id}`, { body: { state: "failed" } });
-    assert.equal(marked.state, "failed");
-    assert.equal((await api.request<DagRunResponse>("GET", `api/v2/dags/world_initialize/dagRuns/${child}`)).state, "failed", "the child ended with it");
-    await releasePauses(note);
-    assert.equal(await readPositionText(), "0");
-    assert.equal((await applicationDatabases()).length, 5, "the stopped creation left its databases");
-
-    const up = await runUpCommand(["up"]);
-    assert.equal(up.code, 0, up.stdout + up.stderr);
-    assert.equal(await readPositionText(), String(world.passport.WORLD_STARTING_DAYS));
-    await expectCanonicalOds(world.passport);
-    const run = await latestRun("world_initialize", "make_up__");
-    assert.match(await taskLog("world_initialize", run.dag_run_id, "clear_residue"), /residue of a creation that did not finish.*database ods/);
   });
 
   it("the API still answers about runs after the faults", async () => {

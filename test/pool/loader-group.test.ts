@@ -22,6 +22,8 @@ import { poolStandContext } from "../../harness/derived-stand.ts";
 import { playDay } from "../../harness/faulted-day.ts";
 import { kafkaClient } from "../../harness/live-stand.ts";
 import { armLoaderPause, releaseAllLoaderPauses, waitForLoaderConsuming } from "../../harness/loader-day.ts";
+import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
+import { LOADER_GROUP_FAULTS } from "../../harness/matrices.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
 
 const quiet = (): undefined => undefined;
@@ -69,6 +71,9 @@ async function twoLoadersConsuming(): Promise<void> {
 }
 
 describe("a group of two loaders under kill -9 and rebalances while a day streams in (test stand)", () => {
+  // each fault is a point of loader-group.fault: make test runs the ones the seed draws, make test-full both
+  const faults = sampledTests(sampleMatrix(LOADER_GROUP_FAULTS), it);
+  const faultTest = faults.test;
   useWorldSuite({
     wholeWorld: true,
     setUp: async () => {
@@ -90,7 +95,7 @@ describe("a group of two loaders under kill -9 and rebalances while a day stream
     await releaseAllLoaderPauses(pool.config, 2).catch(() => 0);
   });
 
-  it("kill -9 of one loader with its rows inserted and not committed: the other takes its partition within the session timeout, the day lands once, the keeper brings it back", async () => {
+  faultTest("kill-uncommitted", "kill -9 of one loader with its rows inserted and not committed: the other takes its partition within the session timeout, the day lands once, the keeper brings it back", async () => {
     await stopKeeper(pool); // the move to the other is seen first; the keeper is started after it
     let killed: number | undefined;
     let movedMs = Number.NaN;
@@ -132,7 +137,7 @@ describe("a group of two loaders under kill -9 and rebalances while a day stream
     await stopKeeper(pool);
   });
 
-  it("while one loader holds the day's first cycle unplaced, the other removed and added back: the day lands once", async () => {
+  faultTest("remove-add", "while one loader holds the day's first cycle unplaced, the other removed and added back: the day lands once", async () => {
     await twoLoadersConsuming();
     // armed before the day, as playDay arms loader's: nothing is left to place (the last test ended
     // with the group at the end offsets), so the first cycle of hits to reach it is the day's
@@ -178,4 +183,5 @@ describe("a group of two loaders under kill -9 and rebalances while a day stream
     assert.equal(loaderPid(ctx), first, "the first loader left running");
     await untilAssigned("the first loader alone with both partitions", (a) => a.size === 1 && a.get("stand-loader")?.length === HITS_TOPIC.partitions, 60_000);
   });
+  faults.checkEveryPointHasATest();
 });

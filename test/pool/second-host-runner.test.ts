@@ -22,6 +22,8 @@ import { secondHostContext } from "../../harness/second-host.ts";
 import { api, readPositionText, scalar, waitForRun } from "../../harness/rest-world.ts";
 import { expectedDay } from "../../harness/loader-day.ts";
 import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../harness/runner-pauses.ts";
+import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
+import { SECOND_HOST_FAULTS } from "../../harness/matrices.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
 
 const quiet = (): undefined => undefined;
@@ -38,6 +40,9 @@ async function tasksOn(client: RunnerApiClient, runId: string): Promise<Map<stri
 }
 
 describe("a pool of two runners: the test stand's and a second host's (test stand)", () => {
+  // each takeover fault is a point of second-host.fault: make test runs the ones the seed draws, make test-full all
+  const faults = sampledTests(sampleMatrix(SECOND_HOST_FAULTS), it);
+  const faultTest = faults.test;
   useWorldSuite({
     wholeWorld: true, // the last test steps the world
     setUp: async () => {
@@ -77,7 +82,7 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     assert.equal(again.state, "success", "cleared on the second host, the run ran again; the first host sees it green");
   });
 
-  it("kill -9 of the runner holding a task: the other takes it over after the lease, the run ends green, and the keeper starts the killed one again", async () => {
+  faultTest("kill-holder", "kill -9 of the runner holding a task: the other takes it over after the lease, the run ends green, and the keeper starts the killed one again", async () => {
     await stopRunner(host2); // so the test stand's runner takes the task (by construction, not by luck)
     // farewell has a retry: the try the dead runner held is lost, the takeover's is its second
     const [pause] = await armRunnerPauses([{ dag: DAG, task: "farewell", phase: "before" }], "pool: kill the holder");
@@ -117,7 +122,7 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     }
   });
 
-  it("a runner SIGSTOPped past its lease, then resumed: the other took its task over, and its late result is refused and logged", async () => {
+  faultTest("sigstop-holder", "a runner SIGSTOPped past its lease, then resumed: the other took its task over, and its late result is refused and logged", async () => {
     await stopKeeper(ctx); // the keeper would restart a runner frozen past hung_after: this freeze is the test's
     await stopRunner(host2); // the test stand's runner takes the task
     await ensureRunner(ctx);
@@ -156,7 +161,7 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     assert.equal((await api.request<DagRunResponse>("GET", runPath(triggered.dag_run_id))).state, "success");
   });
 
-  it("kill -9 of the runner running a world task: the second host's runner takes it over after the lease, the step ends green, position + 1, its day exactly once in ODS", async () => {
+  faultTest("kill-world-task", "kill -9 of the runner running a world task: the second host's runner takes it over after the lease, the step ends green, position + 1, its day exactly once in ODS", async () => {
     await stopRunner(host2); // the test stand's runner takes the step's tasks
     await ensureRunner(ctx);
     const position = Number(await readPositionText());
@@ -190,4 +195,5 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     assert.equal(await scalar(`SELECT count() AS n FROM ods.event_dist FINAL WHERE EventDate = '${expected.date}'`), expected.valid, `ODS holds every valid hit of ${expected.date}`);
     assert.equal(await scalar(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = '${expected.date}'`), expected.valid, "no hit lost or doubled");
   });
+  faults.checkEveryPointHasATest();
 });

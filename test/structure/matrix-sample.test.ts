@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { coveragePeriod, forEachPoint, gateSampleSize, matrixSettings, sampleMatrix, type Matrix, type MatrixSettings } from "../../harness/matrix.ts";
+import { coveragePeriod, forEachPoint, gateSampleSize, matrixSettings, sampledTests, sampleMatrix, type Matrix, type MatrixSettings } from "../../harness/matrix.ts";
 import { SUITE_MATRICES } from "../../harness/matrices.ts";
 
 const gate = (seed: number): MatrixSettings => ({ seed, tier: "gate", pinned: new Map() });
@@ -84,5 +84,22 @@ describe("the matrix sampler", () => {
       forEachPoint(sample, (p) => (p === 4 ? Promise.reject(new Error("boom")) : Promise.resolve())),
       (err: Error) => err.message.includes("point p4") && err.message.includes("TEST_SEED=77 TEST_POINTS='toy-6=p4' bash scripts/run-tests.sh test/toy.test.ts") && err.message.endsWith("boom"),
     );
+  });
+
+  it("a matrix of whole tests registers only the sampled points' tests, and names a point left without a test", () => {
+    const m: Matrix<string> = { name: "faults", file: "test/f.test.ts", points: ["a", "b", "c", "d"], id: (p) => p, secondsPerPoint: 10, gateSeconds: 20 };
+    const registered: string[] = [];
+    const tests = sampledTests(sampleMatrix(m, gate(3)), (title) => registered.push(title));
+    for (const p of ["a", "b", "c"]) tests.test(p, `fault ${p}`, () => Promise.resolve());
+    assert.throws(() => tests.checkEveryPointHasATest(), /matrix faults: no test for d/);
+    tests.test("d", "fault d", () => Promise.resolve());
+    tests.checkEveryPointHasATest();
+    assert.equal(registered.length, 2, "the gate registers the two drawn points' tests");
+    assert.ok(registered.every((t) => /\[faults=[abcd]; 2 of 4 drawn by TEST_SEED=3/.test(t)), registered.join("; "));
+    assert.throws(() => tests.test("e", "fault e", () => Promise.resolve()), /matrix faults has no point e/);
+    const all: string[] = [];
+    const full = sampledTests(sampleMatrix(m, { seed: 3, tier: "full", pinned: new Map() }), (title) => all.push(title));
+    for (const p of m.points) full.test(p, p, () => Promise.resolve());
+    assert.equal(all.length, 4, "make test-full registers every point's test");
   });
 });

@@ -22,6 +22,8 @@ import { readRestores } from "../../src/world/restores.ts";
 import { api, describeRun, readPositionText, runDag, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun, withClickHouse, withRunnerDb } from "../../harness/rest-world.ts";
 import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../harness/runner-pauses.ts";
 import { CANONICAL_SNAPSHOT, useWorldSuite } from "../../harness/world-suite.ts";
+import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
+import { SNAPSHOT_SCENARIOS } from "../../harness/matrices.ts";
 import { diffExactWorlds, readExactWorld, type ExactWorld } from "../../harness/world-reading.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 
@@ -66,6 +68,9 @@ async function runnerGone(pid: number, timeoutMs = 120_000): Promise<void> {
 }
 
 describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
+  // the save/restore round trip runs always; each other scenario is a point of snapshots.scenario (make test: the ones the seed draws)
+  const faults = sampledTests(sampleMatrix(SNAPSHOT_SCENARIOS), it);
+  const faultTest = faults.test;
   useWorldSuite({
     wholeWorld: true,
     setUp: async () => {
@@ -122,7 +127,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     assert.equal(ods.get(day.date), day.valid, `ODS holds day ${savedPosition} (${day.date}) exactly once`);
   });
 
-  it("a restore queued behind a running step waits for it (waiting_for), then restores", async () => {
+  faultTest("restore-queued", "a restore queued behind a running step waits for it (waiting_for), then restores", async () => {
     const [pause] = await armRunnerPauses([{ dag: "world_next_day", task: "play_days", phase: "before" }], "snapshots: step holds the world");
     assert.ok(pause !== undefined);
     const step = await triggerRun("world_next_day", { days: 1 });
@@ -145,7 +150,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     await assertWorldEquals(saved, "the world restored after the step");
   });
 
-  it("refusals, each before the world is touched: unknown name, another schema, another layout, a disk without room, a name taken, a world not ready", async () => {
+  faultTest("refusals", "refusals, each before the world is touched: unknown name, another schema, another layout, a disk without room, a name taken, a world not ready", async () => {
     const before = await readExactWorld(ctx.config);
     await assertRestoreRefused("t-nobody-saved-this", /no snapshot named 't-nobody-saved-this'.*there are: t-saved/, before);
 
@@ -190,7 +195,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     await assertWorldEquals(before, "the world after every refusal");
   });
 
-  it("a restore killed half way (the runner SIGKILLed after ZooKeeper's files) leaves -1; the next restore of the same name converges", async () => {
+  faultTest("restore-killed", "a restore killed half way (the runner SIGKILLed after ZooKeeper's files) leaves -1; the next restore of the same name converges", async () => {
     const step = await runDag("world_next_day", { days: 1 }, 600); // something to replace
     assert.equal(step.run.state, "success", describeRun(step));
     const pid = runnerPid(ctx);
@@ -213,7 +218,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     await assertWorldEquals(saved, "the world after the repeated restore");
   });
 
-  it("a save killed half way: no restore takes the half-written snapshot, and the keeper brings back the services the dead runner held down", async () => {
+  faultTest("save-killed", "a save killed half way: no restore takes the half-written snapshot, and the keeper brings back the services the dead runner held down", async () => {
     const before = await readExactWorld(ctx.config);
     const pid = runnerPid(ctx);
     assert.ok(pid !== undefined);
@@ -251,7 +256,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     }
   });
 
-  it("a snapshot survives the stand stopped and started, and restores", async () => {
+  faultTest("stand-restarted", "a snapshot survives the stand stopped and started, and restores", async () => {
     await stopRunner(ctx);
     await standDown(ctx);
     await standUp(ctx);
@@ -267,4 +272,5 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     // the other world suites' canonical world stays (harness/world-suite.ts)
     for (const s of store.list()) if (s.name !== CANONICAL_SNAPSHOT) store.remove(s.name);
   });
+  faults.checkEveryPointHasATest();
 });
