@@ -44,7 +44,7 @@ export const STEP_FAULT_KINDS: Matrix<string> = {
   points: ["runner-sigkill", "clickhouse-frozen", "kafka-stopped", "rebuild-during-live-day", "creation-stopped"],
   id: (p) => p,
   secondsPerPoint: 36,
-  gateSeconds: 72,
+  gateSeconds: 36,
 };
 
 /** The keeper's faults made for real (test/faults/keeper-faults.test.ts), each its own test. */
@@ -54,7 +54,7 @@ export const KEEPER_FAULTS: Matrix<string> = {
   points: ["frozen-zookeeper", "smart-shutdown", "kill-9", "crash-loop", "keeper-killed", "stopped-on-purpose"],
   id: (p) => p,
   secondsPerPoint: 16,
-  gateSeconds: 48,
+  gateSeconds: 32,
 };
 
 /** The snapshot scenarios beside the save/restore round trip (test/world/snapshots.test.ts). */
@@ -64,7 +64,7 @@ export const SNAPSHOT_SCENARIOS: Matrix<string> = {
   points: ["restore-queued", "refusals", "restore-killed", "save-killed", "stand-restarted"],
   id: (p) => p,
   secondsPerPoint: 28,
-  gateSeconds: 56,
+  gateSeconds: 28,
 };
 
 /** Takeovers across a pool of two runners (test/pool/second-host-runner.test.ts). */
@@ -104,7 +104,7 @@ export const LOADER_FAULT_KINDS: Matrix<string> = {
   points: ["poison", "clickhouse-frozen", "loader-sigkill", "clickhouse-killed", "loader-frozen"],
   id: (p) => p,
   secondsPerPoint: 22,
-  gateSeconds: 44,
+  gateSeconds: 22,
 };
 
 /** The world DAGs a rerun step runs, in order (test/faults/reruns-converge.test.ts). */
