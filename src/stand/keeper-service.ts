@@ -124,13 +124,19 @@ export interface KeeperView {
   note: string;
 }
 
+/** Whether the records in `file` are current at `nowMs`: written by the keeper `pid` that runs, at most
+ * KEEPER_STALE_MS ago (a keeper that stops writing is stuck, even while its process lives). */
+export function keeperCurrency(pid: number | undefined, file: KeeperStateFile | undefined, nowMs: number): { ageMs: number; current: boolean } {
+  const ageMs = file ? nowMs - Date.parse(file.keeper.tickAt) : Infinity;
+  return { ageMs, current: pid !== undefined && file !== undefined && file.keeper.pid === pid && ageMs <= KEEPER_STALE_MS };
+}
+
 /** What the keeper knows, and whether it is current: a dead keeper's file is its last word, said so. */
 export function readKeeperView(ctx: StandContext): KeeperView {
   if (!ctx.config.keeper) return { configured: false, pid: undefined, current: false, services: [], note: "no keeper in this stand config: nothing restarts a dead service" };
   const pid = keeperPid(ctx);
   const file = readKeeperStateFile(ctx);
-  const ageMs = file ? Date.now() - Date.parse(file.keeper.tickAt) : Infinity;
-  const current = pid !== undefined && file !== undefined && file.keeper.pid === pid && ageMs <= KEEPER_STALE_MS;
+  const { ageMs, current } = keeperCurrency(pid, file, Date.now());
   const services = file?.services ?? [];
   let note: string;
   if (current) note = `keeper pid ${pid} restarts what dies (last look ${(ageMs / 1000).toFixed(0)} s ago)`;

@@ -17,6 +17,24 @@ const RUN_STUCK_MS = 90 * 60_000;
 /** A run queued this long was never picked up. */
 const QUEUED_STUCK_MS = 10 * 60_000;
 
+/** The runs of `dagId` that are stuck at `nowMs`: running longer than RUN_STUCK_MS, or queued longer
+ * than QUEUED_STUCK_MS (a run with no start or queue time is not judged). */
+export function stuckRunFindings(dagId: string, runs: readonly DagRunResponse[], nowMs: number): Finding[] {
+  const findings: Finding[] = [];
+  for (const run of runs) {
+    const since = Date.parse((run.state === "running" ? (run.start_date ?? run.queued_at) : run.queued_at) ?? "");
+    const limit = run.state === "running" ? RUN_STUCK_MS : QUEUED_STUCK_MS;
+    if (!Number.isFinite(since) || nowMs - since < limit) continue;
+    findings.push({
+      subject: `${dagId}/${run.dag_run_id}`,
+      problem: `${run.state} for ${((nowMs - since) / 60_000).toFixed(0)} min`,
+      fix: `read its task log (runner tasks ${dagId} ${run.dag_run_id}); mark it failed in the web view or PATCH its state, then make up`,
+      permanent: false,
+    });
+  }
+  return findings;
+}
+
 async function worldFindings(): Promise<Finding[]> {
   const client = apiClient();
   const findings: Finding[] = [];
@@ -30,7 +48,6 @@ async function worldFindings(): Promise<Finding[]> {
   else if (position === "-1") {
     findings.push({ subject: "world", problem: "world_position is -1: a world DAG failed half way, so the world is not whole", fix: "make rebuild-storage (drops and creates the world again; the played days are lost)", permanent: false });
   }
-  const now = Date.now();
   for (const dagId of WORLD_DAG_IDS) {
     const runs: DagRunResponse[] = [];
     try {
@@ -44,17 +61,7 @@ async function worldFindings(): Promise<Finding[]> {
       findings.push({ subject: "runner", problem: `it has not loaded the world DAG ${dagId}: it runs older code than this checkout`, fix: "make runner-start (restarts it on changed code)", permanent: false });
       continue;
     }
-    for (const run of runs) {
-      const since = Date.parse(run.start_date ?? run.queued_at ?? "");
-      const limit = run.state === "running" ? RUN_STUCK_MS : QUEUED_STUCK_MS;
-      if (!Number.isFinite(since) || now - since < limit) continue;
-      findings.push({
-        subject: `${dagId}/${run.dag_run_id}`,
-        problem: `${run.state} for ${((now - since) / 60_000).toFixed(0)} min`,
-        fix: `read its task log (runner tasks ${dagId} ${run.dag_run_id}); mark it failed in the web view or PATCH its state, then make up`,
-        permanent: false,
-      });
-    }
+    findings.push(...stuckRunFindings(dagId, runs, Date.now()));
   }
   return findings;
 }
