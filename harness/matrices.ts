@@ -33,7 +33,7 @@ export const POSTGRES_AT_BOUNDARIES = (["restarted", "killed"] as const).map(
     points: STEP_BOUNDARIES,
     id: boundaryId,
     secondsPerPoint: 4,
-    gateSeconds: 12,
+    gateSeconds: 8,
   }),
 );
 
@@ -54,7 +54,7 @@ export const KEEPER_FAULTS: Matrix<string> = {
   points: ["frozen-zookeeper", "smart-shutdown", "kill-9", "crash-loop", "keeper-killed", "stopped-on-purpose"],
   id: (p) => p,
   secondsPerPoint: 16,
-  gateSeconds: 32,
+  gateSeconds: 16,
 };
 
 /** The snapshot scenarios beside the save/restore round trip (test/world/snapshots.test.ts). */
@@ -94,7 +94,7 @@ export const KEEPER_KILLS: Matrix<string> = {
   points: ["postgres", "zookeeper", "clickhouse-ch1", "clickhouse-ch2", "kafka", "prometheus", "runner", "loader"],
   id: (p) => p,
   secondsPerPoint: 8,
-  gateSeconds: 16,
+  gateSeconds: 8,
 };
 
 /** The loader's faults while a day plays (test/faults/loader-faults.test.ts), each its own test. */

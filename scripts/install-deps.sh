@@ -79,6 +79,11 @@ POM
   say "fetched $(ls "$dir"/*.jar | wc -l) jars ($(du -sh "$dir" | cut -f1))"
 }
 
+# --- Airflow clients (test/clients/), beside the Kafka jars: pip and Maven each wait on the network
+# more than on the CPU (Maven's fetches stay one at a time: they share ~/.m2)
+bash scripts/airflow-venv.sh &
+venv_pid=$!
+
 # kafka_2.13 brings the broker, controller (raft), storage tool and clients; log4j-slf4j-impl routes
 # the broker's slf4j logging into log4j2 (without it the broker logs nothing)
 fetch_jars "jars" "$libs_dir" "    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$kafka_version</version></dependency>
@@ -92,7 +97,6 @@ fetch_jars "tools' jars" "$tools_dir" "    <dependency>
       <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId></exclusion></exclusions>
     </dependency>"
 
-# --- Airflow clients (test/clients/) ----------------------------------------------------------
-bash scripts/airflow-venv.sh
+if ! wait "$venv_pid"; then say "the Airflow clients' virtualenv failed (scripts/airflow-venv.sh, its output above)"; exit 1; fi
 
 say "done in $(( $(date +%s) - started )) s"
