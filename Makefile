@@ -113,4 +113,4 @@ generate-live: ## one live generator run (GENERATOR_DAY, GENERATOR_SPEED)
 	$(WORLD) generate live
 
 bench: ## runner (and a pool of 2), generator, ingestion (latency, loader throughput and a group of 2 loaders, cold world_initialize), web and world snapshot (save, restore beside rebuild-storage) benchmarks on the test stand, each beside its baseline
-	bash scripts/test-stand.sh bash -c '$(TSX) bench/runner-bench.ts && $(TSX) bench/generator-bench.ts && $(TSX) bench/ingest-bench.ts && $(TSX) bench/loader-bench.ts && $(TSX) bench/world-init-bench.ts && $(TSX) bench/web-bench.ts && $(TSX) bench/snapshot-bench.ts'
+	STAND_WORLD_SIZE=canonical bash scripts/test-stand.sh bash -c '$(TSX) bench/runner-bench.ts && $(TSX) bench/generator-bench.ts && $(TSX) bench/ingest-bench.ts && $(TSX) bench/loader-bench.ts && $(TSX) bench/world-init-bench.ts && $(TSX) bench/web-bench.ts && $(TSX) bench/snapshot-bench.ts'

@@ -69,7 +69,7 @@ function generateOnly(): number {
 /** What `batch` does: plan, render and send the starting days through the kafkajs sink. */
 async function produce(brokers: string[], topic: string): Promise<number> {
   const report = await runBatch({
-    seed: DEFAULT_SEED, day: 0, days: WORLD_STARTING_DAYS, limit: Number.POSITIVE_INFINITY,
+    seed: DEFAULT_SEED, size: "canonical", day: 0, days: WORLD_STARTING_DAYS, limit: Number.POSITIVE_INFINITY,
     output: { kind: "kafka", brokers, topic, batchSize: DEFAULT_BATCH_SIZE, batchBytes: BATCH_BYTES, inFlight: IN_FLIGHT },
   }, silentLogger);
   return report.sent;

@@ -115,7 +115,7 @@ function reportedSeconds(stderrTail: readonly string[]): number {
 
 /** Plays days into the path's topic, then polls its ODS until the passport condition holds for every day so far. */
 async function play(path: IngestPath, generator: GeneratorBuild, passport: Passport, firstDay: number, days: number): Promise<Played> {
-  const args = ["batch", "--day", String(firstDay), "--days", String(days), "--brokers", kafkaBroker(loadStandConfig()), "--topic", path.topic];
+  const args = ["batch", "--day", String(firstDay), "--days", String(days), "--size", loadStandConfig().world.size, "--brokers", kafkaBroker(loadStandConfig()), "--topic", path.topic];
   const run = await runGenerator({ ...quietIo, build: generator, args });
   const exited = performance.now();
   const upTo = passportDays(passport, Array.from({ length: firstDay + days }, (_, i) => i));

@@ -42,8 +42,8 @@ export default defineDag({
   })
   .task("wait_for_hits", { upstream: ["play_live_day"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);
-    const { seed } = await passport();
-    await waitForHitsConsumed(taskIo(ctx), [playedDay(seed, position)], 12 * MINUTE, requester(ctx));
+    const { seed, size } = await passport();
+    await waitForHitsConsumed(taskIo(ctx), [playedDay(seed, position, size)], 12 * MINUTE, requester(ctx));
   })
   .task("send_order_snapshot", { upstream: ["wait_for_hits"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);

@@ -41,8 +41,8 @@ export default defineDag({
   })
   .task("wait_for_hits", { upstream: ["play_days"] }, async (ctx) => {
     const { position } = await pinnedPosition(ctx);
-    const { seed } = await passport();
-    const days = Array.from({ length: ctx.conf.days }, (_, i) => playedDay(seed, position + i));
+    const { seed, size } = await passport();
+    const days = Array.from({ length: ctx.conf.days }, (_, i) => playedDay(seed, position + i, size));
     await waitForHitsConsumed(taskIo(ctx), days, 12 * MINUTE, requester(ctx));
   })
   .task("send_order_snapshots", { upstream: ["wait_for_hits"] }, async (ctx) => {

@@ -1,14 +1,15 @@
-// Fixtures of the generator tests: the world passport on disk (data/world-inventory.json) and the
+// Fixtures of the generator tests: the world passports on disk (data/world-inventory*.json) and the
 // default seed's starting days, generated once per test file.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "../src/config/stand.ts";
 import { World, generateDay, type DayHits } from "../generator/src/day.ts";
 import type { Passport } from "../generator/src/inventory.ts";
-import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../generator/src/world.ts";
+import { DEFAULT_SEED, WORLD_STARTING_DAYS, inventoryPath, type WorldSize } from "../generator/src/world.ts";
 
-export function readPassport(): Passport {
-  return JSON.parse(readFileSync(path.join(repoRoot, "data/world-inventory.json"), "utf8")) as Passport;
+/** The passport of a world size as written on disk (canonical unless said). */
+export function readPassport(size: WorldSize = "canonical"): Passport {
+  return JSON.parse(readFileSync(path.join(repoRoot, inventoryPath(size)), "utf8")) as Passport;
 }
 
 let startingDays: DayHits[] | undefined;

@@ -1,16 +1,69 @@
 // Dropping the application databases (world_recreate's first destructive step): stg first, so the
 // ClickHouse Kafka readers stop existing and release their consumer groups, then dm dds ods dic.
 // Runs as `lifecycle` from node 1, ON CLUSTER, SYNC where the server has it (18.16 drops in place).
+// Each drop waits first until no replicated table of the database is readonly on any node: 18.16
+// dropping a database whose replica lost its ZooKeeper session (a ZooKeeper restart a moment ago)
+// refuses that table but unlinks its metadata, leaving its data directory behind, and every later
+// DROP DATABASE then fails with "Directory not empty" (seen on the test stand after a keeper test).
 import { connectClickHouse, clickhouseNodeConfig } from "../src/clickhouse/client.ts";
 import { detectPlatform } from "../src/clickhouse/platform.ts";
-import { quoteIdentifier } from "../src/clickhouse/sql.ts";
+import { quoteIdentifier, quoteString } from "../src/clickhouse/sql.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
 import { APPLICATION_DATABASES } from "../src/world/constants.ts";
-import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
 import { errorMessage } from "../src/errors.ts";
 
 export interface DropApplicationDatabasesInput extends TaskIo {
   config?: StandConfig;
+  /** How long a database's readonly replicas are waited for before the drop fails (default 120 s). */
+  readonlyWaitMs?: number;
+}
+
+/** "node db.table" of every replicated table of `database` that is readonly now (its ZooKeeper session is lost or being restored). */
+async function readonlyReplicas(config: StandConfig, database: string): Promise<string[]> {
+  const found = await Promise.all(
+    config.clickhouse.nodes.map(async (node) => {
+      const ch = connectClickHouse({ node: node.name, account: "lifecycle", config, requestTimeoutMs: 10_000 });
+      try {
+        const rows = await ch.query<{ table: string }>(`SELECT table FROM system.replicas WHERE database = ${quoteString(database)} AND is_readonly ORDER BY table`);
+        return rows.map((r) => `${node.name} ${database}.${r.table}`);
+      } finally {
+        await ch.close();
+      }
+    }),
+  );
+  return found.flat();
+}
+
+/**
+ * Waits until no replicated table of `database` is readonly on any node (`probe` lists them: by
+ * default system.replicas of every node); says what it waits for, fails naming them at the deadline.
+ */
+export async function waitForWritableReplicas(
+  input: DropApplicationDatabasesInput,
+  database: string,
+  probe: (database: string) => Promise<string[]>,
+): Promise<void> {
+  const waitMs = input.readonlyWaitMs ?? 120_000;
+  const started = Date.now();
+  let readonly = await probe(database);
+  let said = 0;
+  while (readonly.length > 0) {
+    const waited = Date.now() - started;
+    if (waited >= waitMs) {
+      throw new WorldTaskError(
+        "dropApplicationDatabases",
+        `database ${database} not dropped: ${readonly.length} replicated table(s) still readonly after ${Math.round(waited / 1000)} s ` +
+          `(${readonly.join(", ")}): their ZooKeeper session is lost. Is ZooKeeper up (make check-services)? Run world_recreate again once it is.`,
+      );
+    }
+    if (waited - said >= 5_000 || said === 0) {
+      input.log(`waiting for ${readonly.length} readonly replica(s) of ${database} to reconnect to ZooKeeper before dropping it (${readonly.join(", ")}; ${Math.round(waited / 1000)} s so far)`);
+      said = waited || 1;
+    }
+    await sleepUnlessAborted(500, input.signal, "dropApplicationDatabases");
+    readonly = await probe(database);
+  }
 }
 
 export async function dropApplicationDatabases(input: DropApplicationDatabasesInput): Promise<void> {
@@ -23,6 +76,7 @@ export async function dropApplicationDatabases(input: DropApplicationDatabasesIn
     for (const database of APPLICATION_DATABASES) {
       throwIfAborted(input.signal, "dropApplicationDatabases");
       const started = Date.now();
+      await waitForWritableReplicas(input, database, (db) => readonlyReplicas(config, db));
       try {
         await clickhouse.command(`DROP DATABASE IF EXISTS ${quoteIdentifier(database)} ON CLUSTER ${cluster}${platform.dropSyncClause}`);
       } catch (err) {

@@ -9,7 +9,8 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { build } from "esbuild";
 import { repoRoot, stateDir, loadStandConfig, type StandConfig } from "../src/config/stand.ts";
-import { GENERATOR_DIR, CATALOG_CSV_PATH, PASSPORT_PATH } from "../src/world/constants.ts";
+import { WORLD_SIZE_NAMES } from "../generator/src/world.ts";
+import { GENERATOR_DIR, CATALOG_CSV_PATH, passportPath } from "../src/world/constants.ts";
 import { readBuildStream } from "./docker-streams.ts";
 import { hashInputs, listBuildContext, listTreeFiles } from "./file-tree.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
@@ -47,7 +48,7 @@ async function exists(file: string): Promise<boolean> {
 
 /** sha256 over the generator's sources, the world data it is checked against, and the lockfile (bundled dependency versions). */
 async function localBuildHash(generatorDir: string): Promise<string> {
-  const data = [PASSPORT_PATH, CATALOG_CSV_PATH].map((f) => path.relative(repoRoot, f));
+  const data = [...WORLD_SIZE_NAMES.map(passportPath), CATALOG_CSV_PATH].map((f) => path.relative(repoRoot, f));
   return hashInputs([
     { root: generatorDir, files: await listTreeFiles(generatorDir), label: "generator" },
     { root: repoRoot, files: [...data, "package-lock.json"], label: "repo" },

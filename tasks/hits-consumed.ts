@@ -8,6 +8,7 @@
 // many for the date. A commit that got ahead of ODS (a lost insert) makes the step red, naming the
 // date and both numbers, instead of a green run over a short day.
 import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/day.ts";
+import type { WorldSize } from "../generator/src/world.ts";
 import { connectClickHouse } from "../src/clickhouse/client.ts";
 import { ensureConsuming } from "../src/loader/control.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
@@ -27,9 +28,9 @@ export interface PlayedDay {
   sent: number;
 }
 
-/** What the canonical generator plays on counter day `day` with `seed`, counted by rendering the day (about 0.2 s). */
-export function playedDay(seed: number, day: number): PlayedDay {
-  const renderer = new DayRenderer(new World(seed), day);
+/** What the generator plays on counter day `day` with `seed` at the world's size, counted by rendering the day (about 0.2 s canonical). */
+export function playedDay(seed: number, day: number, size: WorldSize = "canonical"): PlayedDay {
+  const renderer = new DayRenderer(new World(seed, size), day);
   const scratch = Buffer.allocUnsafe(MAX_HIT_BYTES);
   for (let position = 0; position < renderer.total; position++) renderer.write(position, scratch, 0);
   return { day, date: renderer.date, valid: renderer.counts.valid, sent: renderer.total };

@@ -2,7 +2,7 @@
 // /.dockerenv and the host's Docker socket) it is the canonical image on the compose network;
 // on the local-process stand it is the local bundle (tasks/generator-build.ts), a node process.
 import { existsSync } from "node:fs";
-import { kafkaBroker } from "../../src/config/stand.ts";
+import { kafkaBroker, loadStandConfig } from "../../src/config/stand.ts";
 import type { TaskContext } from "../../src/runner/dag.ts";
 import { buildGenerator, type GeneratorBuild, type GeneratorMode } from "../../tasks/generator-build.ts";
 import { runGenerator, type GeneratorRun } from "../../tasks/generator-run.ts";
@@ -20,7 +20,7 @@ export async function buildWorldGenerator(ctx: TaskContext<unknown>): Promise<Ge
 }
 
 /**
- * Runs one generator command against the world's broker. The build is asked for again (it is named
+ * Runs one generator command against the world's broker, at the stand's world size (world.size). The build is asked for again (it is named
  * by the hash of its inputs, so this is a lookup when the build step already made it).
  */
 export async function runWorldGenerator(ctx: TaskContext<unknown>, args: readonly string[]): Promise<GeneratorRun> {
@@ -28,7 +28,7 @@ export async function runWorldGenerator(ctx: TaskContext<unknown>, args: readonl
   const run = await runGenerator({
     ...taskIo(ctx),
     build,
-    args: [...args, "--brokers", kafkaBroker()],
+    args: [...args, "--brokers", kafkaBroker(), "--size", loadStandConfig().world.size],
     network: build.mode === "docker" ? COMPOSE_NETWORK : undefined,
   });
   ctx.log.info(`generator ${args[0] ?? ""} finished in ${run.seconds.toFixed(1)} s`);

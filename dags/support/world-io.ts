@@ -16,7 +16,7 @@ export function requester(ctx: TaskContext<unknown>): string {
   return `${ctx.dagId}/${ctx.runId}/${ctx.taskId}`;
 }
 
-/** The passport is read when a task runs, so an updated data/world-inventory.json needs no restart. */
+/** The stand's passport (world.size), read when a task runs, so an updated passport needs no restart. */
 export async function passport(): Promise<Passport> {
   return loadPassport();
 }

@@ -2,14 +2,14 @@
 //   batch --day D [--days N] [--limit N]    play days as fast as possible
 //   live --day D [--speed X]                play one day paced on the model clock
 //   snapshot --day D [--days N]             send order snapshots (topic orders)
-//   inventory --write | --check             regenerate or verify data/world-inventory.json
+//   inventory --write | --check             regenerate or verify the passports (data/world-inventory*.json)
 // Every flag can also come from GENERATOR_<FLAG>; exactly one of --brokers or --file is required.
 import path from "node:path";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import { GeneratorConfigError, DEFAULT_HITS_TOPIC, DEFAULT_ORDERS_TOPIC, options, resolveLive, resolvePlay, type RawOptions } from "./config.ts";
-import { checkInventory, writeInventory, INVENTORY_PATH } from "./inventory.ts";
+import { checkInventory, inventoryPath, writeInventory } from "./inventory.ts";
 import { formatCount, stderrLogger as logger } from "./log.ts";
 import { runBatch, runLive, runSnapshots } from "./play.ts";
 import { GENERATOR_VERSION } from "./world.ts";
@@ -20,6 +20,7 @@ function withOutput(command: Command, topicEnv: string, topic: string): Command 
     .addOption(options.file())
     .addOption(options.topic(topicEnv, topic))
     .addOption(options.seed())
+    .addOption(options.size())
     .addOption(options.batchSize())
     .addOption(options.batchBytes())
     .addOption(options.inFlight());
@@ -53,21 +54,22 @@ export function buildProgram(): Command {
       logger.info(`snapshots finished: ${reports.length} sent, ${formatCount(reports.reduce((s, r) => s + r.orders, 0))} orders`);
     });
 
-  program.command("inventory").description(`regenerate (--write) or verify (--check) ${INVENTORY_PATH}`)
+  program.command("inventory").description("regenerate (--write) or verify (--check) the passport of every world size (data/world-inventory*.json)")
     .addOption(new Option("--write", "write the passport and the catalog CSV").conflicts("check"))
     .addOption(new Option("--check", "exit 1 when the files differ from what the generator gives"))
     .addOption(options.seed())
     .action((raw: { write?: boolean; check?: boolean; seed: number }) => {
       if (raw.write) {
-        const passport = writeInventory(undefined, raw.seed);
-        logger.info(`wrote ${INVENTORY_PATH}: ${formatCount(passport.totals.events)} hits, ${formatCount(passport.totals.snapshot_orders)} snapshot rows`);
+        for (const passport of writeInventory(undefined, raw.seed)) {
+          logger.info(`wrote ${inventoryPath(passport.size)}: ${formatCount(passport.totals.events)} hits, ${formatCount(passport.totals.snapshot_orders)} snapshot rows`);
+        }
         return;
       }
       if (!raw.check) throw new GeneratorConfigError("inventory needs --write or --check");
       const problems = checkInventory(undefined, raw.seed);
       for (const problem of problems) logger.error(problem);
-      if (problems.length > 0) throw new GeneratorConfigError(`${INVENTORY_PATH} is out of date: run inventory --write and commit it`);
-      logger.info(`${INVENTORY_PATH} matches the generator`);
+      if (problems.length > 0) throw new GeneratorConfigError("the passports are out of date: run inventory --write and commit them");
+      logger.info("every passport (data/world-inventory*.json) matches the generator");
     });
   return program;
 }

@@ -2,7 +2,7 @@
 // process) and reads nothing of the stand's config. Every flag also comes from an environment
 // variable; commander reads the environment (Option.env), so no code here touches process.env.
 import { Option } from "commander";
-import { DEFAULT_SEED } from "./world.ts";
+import { DEFAULT_SEED, WORLD_SIZE_NAMES, type WorldSize } from "./world.ts";
 
 export class GeneratorConfigError extends Error {
   constructor(message: string) {
@@ -38,6 +38,7 @@ export type Output =
 /** Raw values as commander hands them over (flags or environment). */
 export interface RawOptions {
   seed: number;
+  size: WorldSize;
   day?: number;
   days?: number;
   limit?: number;
@@ -53,6 +54,7 @@ export interface RawOptions {
 
 export interface PlayConfig {
   readonly seed: number;
+  readonly size: WorldSize;
   readonly day: number;
   readonly days: number;
   readonly limit: number;
@@ -61,6 +63,7 @@ export interface PlayConfig {
 
 export interface LiveConfig {
   readonly seed: number;
+  readonly size: WorldSize;
   readonly day: number;
   readonly speed: number;
   readonly lagLogSeconds: number;
@@ -92,6 +95,7 @@ function flag(flags: string, description: string, env: string): Option {
 
 export const options = {
   seed: () => flag("--seed <n>", "world seed", "GENERATOR_SEED").argParser(integerParser("--seed", 0, Number.MAX_SAFE_INTEGER)).default(DEFAULT_SEED),
+  size: () => flag("--size <name>", "world size (canonical: the passport data/world-inventory.json; small: the test stands')", "GENERATOR_WORLD_SIZE").choices(WORLD_SIZE_NAMES).default("canonical"),
   day: () => flag("--day <d>", "first model day (0 = 2026-06-01); required", "GENERATOR_DAY").argParser(integerParser("--day", 0, 3650)),
   days: (fallback: number) => flag("--days <n>", "number of days", "GENERATOR_DAYS").argParser(integerParser("--days", 1, 366)).default(fallback),
   limit: () => flag("--limit <n>", "stop after this many messages in all", "GENERATOR_LIMIT").argParser(integerParser("--limit", 0, Number.MAX_SAFE_INTEGER)),
@@ -129,6 +133,7 @@ function requireDay(raw: RawOptions): number {
 export function resolvePlay(raw: RawOptions): PlayConfig {
   return {
     seed: raw.seed,
+    size: raw.size,
     day: requireDay(raw),
     days: raw.days ?? 1,
     limit: raw.limit ?? Number.POSITIVE_INFINITY,
@@ -139,6 +144,7 @@ export function resolvePlay(raw: RawOptions): PlayConfig {
 export function resolveLive(raw: RawOptions): LiveConfig {
   return {
     seed: raw.seed,
+    size: raw.size,
     day: requireDay(raw),
     speed: raw.speed ?? DEFAULT_SPEED,
     lagLogSeconds: raw.lagLogSeconds ?? DEFAULT_LAG_LOG_SECONDS,

@@ -2,9 +2,11 @@
 // chunk as bytes (no per-hit string), and a chunk leaves once it holds about --batch-bytes.
 import { DayRenderer, MAX_HIT_BYTES, World, type DayCounts } from "./day.ts";
 import { FrameWriter, type FrameChunk } from "./frames.ts";
+import type { WorldSize } from "./world.ts";
 
 export interface ChunkJob {
   readonly seed: number;
+  readonly size?: WorldSize;
   readonly day: number;
   readonly days: number;
   readonly limit: number;
@@ -23,7 +25,7 @@ export type ChunkEvent =
  * mark-compact of the heap, and a long batch would not fit at all.
  */
 export function* generateChunks(job: ChunkJob): Generator<ChunkEvent> {
-  const world = new World(job.seed);
+  const world = new World(job.seed, job.size);
   const writer = new FrameWriter(job.chunkBytes + MAX_HIT_BYTES);
   let budget = job.limit;
   for (let day = job.day; day < job.day + job.days && budget > 0; day++) {

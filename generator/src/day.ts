@@ -12,7 +12,7 @@ import { ShopPages } from "./pages.ts";
 import { CohortSchedules, visitorsOn } from "./people.ts";
 import { WeightedList } from "./rng.ts";
 import { EventKind, planVisitorDay, type PlanContext, type PlannedEvent, type PlannedSession, type Purchase } from "./sessions.ts";
-import { WorldSeed } from "./world.ts";
+import { WorldSeed, type WorldSize } from "./world.ts";
 
 /** Everything that is the same for all days of one seed. */
 export class World {
@@ -22,8 +22,8 @@ export class World {
   readonly products: WeightedList<Product>;
   readonly schedules: CohortSchedules;
 
-  constructor(seed: number) {
-    this.seed = new WorldSeed(seed);
+  constructor(seed: number, size: WorldSize = "canonical") {
+    this.seed = new WorldSeed(seed, size);
     this.catalog = buildCatalog();
     this.pages = new ShopPages(this.catalog);
     this.products = new WeightedList(this.catalog.map((p) => [p, p.demand] as const));

@@ -1,4 +1,5 @@
-// The world passport, data/world-inventory.json: for the starting days, how many hits each date
+// The world passports, data/world-inventory.json (the canonical world) and one per smaller size
+// (data/world-inventory.<size>.json, WORLD_SIZES): for the starting days, how many hits each date
 // holds (valid and invalid by kind), the orders of each snapshot, and a sha256 of every day's and
 // every snapshot's bytes. The DAGs wait on its counts; tests regenerate it to catch any drift.
 // `inventory --write` also exports the catalog CSV, which is a function of code (catalog.ts).
@@ -10,11 +11,14 @@ import { buildCatalog, catalogCsv, sha256Hex } from "./catalog.ts";
 import { World, generateDay, orderClassCounts, planDay, type DayPlan, type InvalidCounts } from "./day.ts";
 import { orderClass, type OrderClass } from "./order-fate.ts";
 import { PlanCache, buildSnapshot, type OrderStatus } from "./orders.ts";
-import { DEFAULT_SEED, GENERATOR_VERSION, ORDER_CLASS_HORIZON_DAYS, ORDER_WINDOW_DAYS, WORLD_STARTING_DAYS } from "./world.ts";
+import {
+  DEFAULT_SEED, GENERATOR_VERSION, ORDER_CLASS_HORIZON_DAYS, ORDER_WINDOW_DAYS, WORLD_SIZE_NAMES, WORLD_STARTING_DAYS,
+  inventoryPath, type WorldSize,
+} from "./world.ts";
 
 /** Repository root, where data/ lives; the inventory is a development command, never run in the image. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const INVENTORY_PATH = "data/world-inventory.json";
+export { INVENTORY_PATH, inventoryPath } from "./world.ts";
 export const CATALOG_PATH = "data/catalog/products.csv";
 
 export interface PassportDay {
@@ -51,6 +55,7 @@ export interface PassportOrderClassDay {
 
 export interface Passport {
   seed: number;
+  size: WorldSize;
   generator_version: string;
   WORLD_STARTING_DAYS: number;
   start_date: string;
@@ -71,8 +76,8 @@ export function linesSha256(lines: readonly string[]): string {
 }
 
 /** Builds the passport from scratch: the starting days' hits and the snapshots 0 … STARTING_DAYS-2. */
-export function buildPassport(seed = DEFAULT_SEED): Passport {
-  const world = new World(seed);
+export function buildPassport(seed = DEFAULT_SEED, size: WorldSize = "canonical"): Passport {
+  const world = new World(seed, size);
   const plans = new PlanCache(world);
   const days: PassportDay[] = [];
   for (let day = 0; day < WORLD_STARTING_DAYS; day++) {
@@ -95,7 +100,7 @@ export function buildPassport(seed = DEFAULT_SEED): Passport {
   const invalidByKind: InvalidCounts = { bad_timestamp: 0, unknown_event_type: 0, missing_id: 0 };
   for (const d of days) for (const [kind, n] of Object.entries(d.invalid)) invalidByKind[kind as keyof InvalidCounts] += n;
   return {
-    seed, generator_version: GENERATOR_VERSION, WORLD_STARTING_DAYS, start_date: START_DATE,
+    seed, size, generator_version: GENERATOR_VERSION, WORLD_STARTING_DAYS, start_date: START_DATE,
     counter_time_zone: COUNTER_TIME_ZONE, order_window_days: ORDER_WINDOW_DAYS,
     dates: days.map((d) => dayDate(d.day)),
     catalog: { path: CATALOG_PATH, products: buildCatalog().length, sha256: sha256Hex(csv) },
@@ -135,13 +140,15 @@ export function passportText(passport: Passport): string {
   return `${JSON.stringify(passport, null, 2)}\n`;
 }
 
-/** Writes the passport and the catalog CSV under `root`. */
-export function writeInventory(root = REPO_ROOT, seed = DEFAULT_SEED): Passport {
-  const passport = buildPassport(seed);
+/** Writes the passport of every world size and the catalog CSV under `root`. */
+export function writeInventory(root = REPO_ROOT, seed = DEFAULT_SEED): Passport[] {
   mkdirSync(path.join(root, path.dirname(CATALOG_PATH)), { recursive: true });
   writeFileSync(path.join(root, CATALOG_PATH), catalogCsv(buildCatalog()));
-  writeFileSync(path.join(root, INVENTORY_PATH), passportText(passport));
-  return passport;
+  return WORLD_SIZE_NAMES.map((size) => {
+    const passport = buildPassport(seed, size);
+    writeFileSync(path.join(root, inventoryPath(size)), passportText(passport));
+    return passport;
+  });
 }
 
 /** Differences between the files under `root` and what the code generates now; empty when in sync. */
@@ -157,20 +164,21 @@ export function checkInventory(root = REPO_ROOT, seed = DEFAULT_SEED): string[] 
   };
   const csv = read(CATALOG_PATH);
   if (csv !== undefined && csv !== catalogCsv(buildCatalog())) problems.push(`${CATALOG_PATH} differs from the catalog in code`);
-  const stored = read(INVENTORY_PATH);
-  if (stored !== undefined) {
-    const expected = passportText(buildPassport(seed));
-    if (stored !== expected) problems.push(...describePassportDrift(stored, expected));
+  for (const size of WORLD_SIZE_NAMES) {
+    const stored = read(inventoryPath(size));
+    if (stored === undefined) continue;
+    const expected = passportText(buildPassport(seed, size));
+    if (stored !== expected) problems.push(...describePassportDrift(inventoryPath(size), stored, expected));
   }
   return problems;
 }
 
-function describePassportDrift(stored: string, expected: string): string[] {
+function describePassportDrift(file: string, stored: string, expected: string): string[] {
   const a = stored.split("\n");
   const b = expected.split("\n");
   const lines: string[] = [];
   for (let i = 0; i < Math.max(a.length, b.length) && lines.length < 12; i++) {
-    if (a[i] !== b[i]) lines.push(`${INVENTORY_PATH}:${i + 1}: file has ${a[i]?.trim() ?? "(nothing)"}, generator gives ${b[i]?.trim() ?? "(nothing)"}`);
+    if (a[i] !== b[i]) lines.push(`${file}:${i + 1}: file has ${a[i]?.trim() ?? "(nothing)"}, generator gives ${b[i]?.trim() ?? "(nothing)"}`);
   }
-  return lines.length > 0 ? lines : [`${INVENTORY_PATH} differs from what the generator gives`];
+  return lines.length > 0 ? lines : [`${file} differs from what the generator gives`];
 }

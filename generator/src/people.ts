@@ -38,11 +38,12 @@ export interface Visitor {
   readonly cookies: readonly Cookie[];
 }
 
-/** Newcomers born on `day`: the base, shaped by weekday, with a ±5% jitter of its own stream. */
+/** Newcomers born on `day`: the base at the world's size, shaped by weekday, with a ±5% jitter of its own stream. */
 export function cohortSize(world: WorldSeed, day: number): number {
   const jitter = new Rng(world.address(Branch.COHORT_SIZE, day)).below(2 * JITTER_PERMILLE + 1) - JITTER_PERMILLE;
   const profile = WEEKLY_PROFILE[weekday(day)] ?? 100;
-  return Math.floor((NEWCOMERS_BASE * profile * (1000 + jitter)) / 100_000);
+  // integers all the way (below 2^53): the canonical size's per-mille of 1000 gives the canonical count exactly
+  return Math.floor((NEWCOMERS_BASE * world.newcomersPermille * profile * (1000 + jitter)) / 100_000_000);
 }
 
 /** Days after birth on which the person visits again; empty for one-shot people. */

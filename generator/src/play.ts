@@ -75,12 +75,12 @@ function describeCounts(c: DayCounts): string {
 export async function runBatch(config: PlayConfig, logger: Logger): Promise<PlayReport> {
   const label = `batch days ${config.day}…${config.day + config.days - 1}`;
   const sink = await openSink(config.output, logger);
-  logger.info(`batch: seed ${config.seed}, days ${config.day}…${config.day + config.days - 1} → ${sink.description}`);
+  logger.info(`batch: seed ${config.seed} (${config.size} world), days ${config.day}…${config.day + config.days - 1} → ${sink.description}`);
   const reports: DayReport[] = [];
   const progress = new Progress(label, 0, logger);
   let plannedSoFar = 0;
   try {
-    const source = generateChunks({ seed: config.seed, day: config.day, days: config.days, limit: config.limit, chunkBytes: config.output.batchBytes });
+    const source = generateChunks({ seed: config.seed, size: config.size, day: config.day, days: config.days, limit: config.limit, chunkBytes: config.output.batchBytes });
     for (const event of source) {
       if (event.type === "planned") {
         // Days still unplanned are counted at the size of the days planned so far.
@@ -111,7 +111,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * seconds after the start. Whatever is due is sent at once, so a slow sink shows up as lag.
  */
 export async function runLive(config: LiveConfig, logger: Logger): Promise<PlayReport> {
-  const renderer = new DayRenderer(new World(config.seed), config.day);
+  const renderer = new DayRenderer(new World(config.seed, config.size), config.day);
   const progress = new Progress(`live day ${config.day}`, renderer.total, logger, config.lagLogSeconds * 1000);
   const sink = await openSink(config.output, logger);
   logger.info(`live: day ${config.day} (${renderer.date}), ×${config.speed}, ${formatCount(renderer.total)} hits → ${sink.description}`);
@@ -166,7 +166,7 @@ export interface SnapshotReport {
 
 /** Sends the order snapshots of days day … day+days-1, one after another, each flushed. */
 export async function runSnapshots(config: PlayConfig, logger: Logger): Promise<SnapshotReport[]> {
-  const plans = new PlanCache(new World(config.seed));
+  const plans = new PlanCache(new World(config.seed, config.size));
   const sink = await openSink(config.output, logger);
   const reports: SnapshotReport[] = [];
   try {

@@ -10,8 +10,25 @@ export const ORDER_WINDOW_DAYS = 7;
 /** Days whose planted order classes the passport records (a 30-day world closes days 0 … 22). */
 export const ORDER_CLASS_HORIZON_DAYS = 60;
 
-/** Newcomers per day before the weekly profile and jitter. */
+/** Newcomers per day before the weekly profile and jitter (the canonical world's). */
 export const NEWCOMERS_BASE = 1_470;
+/**
+ * A world's size: its newcomers per day in per-mille of the canonical world's. A smaller world keeps
+ * the first people of every canonical cohort and everything else (their visits, orders, invalid
+ * hits) exactly as the canonical world draws them; each size has its own passport. `small` is the
+ * test stands' world (docs/stand.md, "The test world"): the fewest people per day that still plant
+ * every event type, invalid kind and order class in the starting days and reach both partitions.
+ */
+export const WORLD_SIZES = { canonical: 1000, small: 160 } as const;
+export type WorldSize = keyof typeof WORLD_SIZES;
+export const WORLD_SIZE_NAMES = Object.keys(WORLD_SIZES) as [WorldSize, ...WorldSize[]];
+
+/** The canonical world's passport, relative to the repository root. */
+export const INVENTORY_PATH = "data/world-inventory.json";
+/** The passport of each world size, relative to the repository root. */
+export function inventoryPath(size: WorldSize): string {
+  return size === "canonical" ? INVENTORY_PATH : `data/world-inventory.${size}.json`;
+}
 /** Weekday multipliers in percent, Monday first. */
 export const WEEKLY_PROFILE: readonly number[] = [105, 108, 107, 105, 95, 88, 92];
 /** Day-to-day jitter of the newcomer count, in per-mille either way. */
@@ -43,7 +60,14 @@ export class WorldSeed {
   readonly words: readonly [number, number];
   private readonly idKeys: ReadonlyMap<number, number>;
 
-  constructor(readonly seed: number) {
+  /** Newcomers per day in per-mille of NEWCOMERS_BASE (WORLD_SIZES). */
+  readonly newcomersPermille: number;
+
+  constructor(
+    readonly seed: number,
+    readonly size: WorldSize = "canonical",
+  ) {
+    this.newcomersPermille = WORLD_SIZES[size];
     this.words = seedWords(seed);
     this.idKeys = new Map(Object.values(IdTag).map((tag) => [tag, hashWords(7, [...this.words, Branch.ID_KEYS, tag])]));
   }

@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { WORLD_SIZE_NAMES } from "../../generator/src/world.ts";
 import { loaderConfigSchema } from "./loader.ts";
 import { errorMessage } from "../errors.ts";
 
@@ -199,6 +200,12 @@ export const standConfigSchema = z
       })
       .strict()
       .default({ min_free_bytes: 512 * 1024 * 1024 }),
+    /**
+     * The world this stand plays (docs/world.md): its size picks the generator's --size and the
+     * passport the DAGs wait on (canonical: data/world-inventory.json; small, the test stands':
+     * data/world-inventory.small.json). Absent: canonical.
+     */
+    world: z.object({ size: z.enum(WORLD_SIZE_NAMES).default("canonical") }).strict().default({ size: "canonical" }),
   })
   .strict();
 
@@ -288,8 +295,20 @@ export function loadStandConfig(): StandConfig {
   } catch (err) {
     throw new ConfigError(`cannot read stand config ${file}: ${errorMessage(err)}`, file);
   }
-  cached = deepFreeze(parseStandConfig(text, file));
+  cached = deepFreeze(withWorldSizeOverride(parseStandConfig(text, file), file));
   return cached;
+}
+
+/**
+ * STAND_WORLD_SIZE overrides world.size for this process and the services it starts (make bench
+ * measures the canonical world on the test stand, whose file says small).
+ */
+function withWorldSizeOverride(config: StandConfig, file: string): StandConfig {
+  const override = process.env.STAND_WORLD_SIZE;
+  if (override === undefined || override === "") return config;
+  const size = z.enum(WORLD_SIZE_NAMES).safeParse(override);
+  if (!size.success) throw new ConfigError(`STAND_WORLD_SIZE=${override}: must be one of ${WORLD_SIZE_NAMES.join(", ")} (it overrides world.size of ${file})`, file);
+  return { ...config, world: { size: size.data } };
 }
 
 /** Absolute path of the stand's state directory (data, logs, pid files). */

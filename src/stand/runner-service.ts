@@ -28,7 +28,7 @@ export const RUNNER_SERVICE = "runner";
 const SERVER_ENTRY = path.join(repoRoot, "src", "server", "main.ts");
 /** Long enough for running tries to finish or hand back (the server's own grace is 10 s + 5 s). */
 const STOP_GRACE_MS = 30_000;
-const FINGERPRINT = { dirs: ["src", "dags", "tasks", "sql"], files: ["package-lock.json", "data/world-inventory.json"] };
+const FINGERPRINT = { dirs: ["src", "dags", "tasks", "sql"], files: ["package-lock.json", "data/world-inventory.json", "data/world-inventory.small.json"] };
 
 export type RunnerPaths = NodeServicePaths;
 

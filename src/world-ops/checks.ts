@@ -11,7 +11,7 @@ import { z } from "zod";
 import { connectClickHouse, type AccountKey, type StandClickHouse } from "../clickhouse/client.ts";
 import { quoteString } from "../clickhouse/sql.ts";
 import { loadStandConfig, repoRoot, type StandConfig } from "../config/stand.ts";
-import { PASSPORT_PATH } from "../world/constants.ts";
+import { passportPath } from "../world/constants.ts";
 import { loadPassport } from "../world/passport.ts";
 import { querySqlFile, readSqlFile, registeredSqlFiles } from "../clickhouse/sql-files.ts";
 import { errorMessage } from "../errors.ts";
@@ -51,9 +51,9 @@ const passportExtras = z.object({
 });
 
 /** What the checks compare with, from the passport (its schema, plus valid_by_type and snapshot statuses). */
-export async function loadExpectations(file: string = PASSPORT_PATH): Promise<Expectations> {
+export async function loadExpectations(file?: string): Promise<Expectations> {
   const passport = await loadPassport(file);
-  const extras = passportExtras.parse(JSON.parse(await readFile(file, "utf8")));
+  const extras = passportExtras.parse(JSON.parse(await readFile(file ?? passportPath(passport.size), "utf8")));
   const byType = new Map(extras.days.map((d) => [d.date, d.valid_by_type]));
   const last = extras.snapshots.at(-1);
   return {

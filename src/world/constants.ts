@@ -1,6 +1,7 @@
 // The world's fixed names: its Kafka topics and consumer groups, its ClickHouse databases and where
 // its canonical files live. The DDL, the tasks and the tests all take them from here.
 import path from "node:path";
+import { inventoryPath, type WorldSize } from "../../generator/src/world.ts";
 import { repoRoot } from "../config/stand.ts";
 
 export interface WorldTopic {
@@ -24,7 +25,12 @@ export const WORLD_CONSUMER_GROUPS: readonly string[] = Object.freeze([HITS_CONS
 export const APPLICATION_DATABASES: readonly string[] = Object.freeze(["stg", "dm", "dds", "ods", "dic"]);
 
 export const DDL_DIR = path.join(repoRoot, "sql", "ddl");
+/** The canonical world's passport; each world size has its own (passportPath). */
 export const PASSPORT_PATH = path.join(repoRoot, "data", "world-inventory.json");
+/** The passport of a world size (generator/src/inventory.ts writes them all). */
+export function passportPath(size: WorldSize): string {
+  return path.join(repoRoot, inventoryPath(size));
+}
 export const CATALOG_CSV_PATH = path.join(repoRoot, "data", "catalog", "products.csv");
 export const GENERATOR_DIR = path.join(repoRoot, "generator");
 

@@ -1,10 +1,13 @@
-// The world passport (data/world-inventory.json), read and checked with zod: the starting dates,
+// The world passport (data/world-inventory.json, or the small world's data/world-inventory.small.json
+// on a stand whose world.size says so), read and checked with zod: the starting dates,
 // the exact events per date (valid and invalid by kind) and the orders per snapshot day. The wait
 // for ODS and the end-to-end tests compare against these numbers, so a malformed or internally
 // inconsistent passport is refused here rather than turned into a wrong wait condition.
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { PASSPORT_PATH } from "./constants.ts";
+import { WORLD_SIZE_NAMES, type WorldSize } from "../../generator/src/world.ts";
+import { loadStandConfig } from "../config/stand.ts";
+import { passportPath } from "./constants.ts";
 import { errorMessage } from "../errors.ts";
 
 const count = z.number().int().min(0);
@@ -32,6 +35,7 @@ const orderClassDay = z.object({ day: count, date: isoDate, orders: count, class
 
 export const passportSchema = z.object({
   seed: z.number().int(),
+  size: z.enum(WORLD_SIZE_NAMES),
   generator_version: z.string().min(1),
   WORLD_STARTING_DAYS: z.number().int().min(1),
   start_date: isoDate,
@@ -101,8 +105,26 @@ export function parsePassport(raw: unknown, file: string): Passport {
   return result.data;
 }
 
-/** Reads and validates data/world-inventory.json (or `file`). */
-export async function loadPassport(file: string = PASSPORT_PATH): Promise<Passport> {
+/** The world size the stand plays (stand config world.size; canonical when absent). */
+export function standWorldSize(): WorldSize {
+  return loadStandConfig().world.size;
+}
+
+/**
+ * Reads and validates the passport of the stand's world (world.size in its config), or `file`; the
+ * stand's passport must say it is of that size.
+ */
+export async function loadPassport(file?: string): Promise<Passport> {
+  if (file !== undefined) return readPassport(file);
+  const size = standWorldSize();
+  const passport = await readPassport(passportPath(size));
+  if (passport.size !== size) {
+    throw new PassportError(passportPath(size), `is the passport of the ${passport.size} world, but the stand plays the ${size} world (world.size): run the generator's inventory --write`);
+  }
+  return passport;
+}
+
+async function readPassport(file: string): Promise<Passport> {
   let text: string;
   try {
     text = await readFile(file, "utf8");

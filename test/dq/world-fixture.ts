@@ -10,6 +10,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { classifyHit } from "../../generator/src/invalid.ts";
 import { repoRoot } from "../../src/config/stand.ts";
+import { standWorldSize } from "../../src/world/passport.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { parseOrdersBatch } from "../../tasks/orders.ts";
 import { adminSession, quietIo, rebuildWorldWithoutIngest } from "../etl/world.ts";
@@ -44,8 +45,8 @@ export async function buildPlayedWorld(days: number, log: (line: string) => void
   const dir = await mkdtemp(path.join(tmpdir(), "dq-world-"));
   try {
     const [hits, snapshots] = await Promise.all([
-      generate(dir, ["batch", "--day", "0", "--days", String(days)], "hits.jsonl"),
-      generate(dir, ["snapshot", "--day", "0", "--days", String(days - 1)], "orders.jsonl"),
+      generate(dir, ["batch", "--day", "0", "--days", String(days), "--size", standWorldSize()], "hits.jsonl"),
+      generate(dir, ["snapshot", "--day", "0", "--days", String(days - 1), "--size", standWorldSize()], "orders.jsonl"),
     ]);
     log(`generated ${hits.length} hits and ${snapshots.length} order documents for ${days} days`);
     await rebuildWorldWithoutIngest();

@@ -39,8 +39,8 @@ before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "etl-passport-"));
   const passport = await loadPassport();
   const [hits, snapshots] = await Promise.all([
-    generate(["batch", "--day", "0", "--days", String(passport.days.length)], path.join(dir, "hits.jsonl")),
-    generate(["snapshot", "--day", "0", "--days", String(passport.snapshots.length)], path.join(dir, "orders.jsonl")),
+    generate(["batch", "--day", "0", "--days", String(passport.days.length), "--size", passport.size], path.join(dir, "hits.jsonl")),
+    generate(["snapshot", "--day", "0", "--days", String(passport.snapshots.length), "--size", passport.size], path.join(dir, "orders.jsonl")),
   ]);
   await rebuildWorldWithoutIngest();
   const admin = adminSession();

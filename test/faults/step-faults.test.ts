@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { World, generateDay } from "../../generator/src/day.ts";
 import { DEFAULT_SEED } from "../../generator/src/world.ts";
+import { standWorldSize } from "../../src/world/passport.ts";
 import { runnerPid } from "../../src/stand/runner-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
@@ -48,7 +49,7 @@ interface DayExpectation {
 
 /** What the generator plays for day `day` (deterministic: the same seed plays the same hits). */
 function expectedDay(day: number): DayExpectation {
-  const world = new World(DEFAULT_SEED);
+  const world = new World(DEFAULT_SEED, standWorldSize());
   let hits = generateDay(world, 0);
   for (let d = 1; d <= day; d++) hits = generateDay(world, d);
   const invalid = Object.values(hits.counts.invalid).reduce((a, b) => a + b, 0);

@@ -7,15 +7,15 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { repoRoot } from "../../src/config/stand.ts";
 import { buildCatalog, catalogCsv, sha256Hex } from "../../generator/src/catalog.ts";
-import { CATALOG_PATH, INVENTORY_PATH, checkInventory } from "../../generator/src/inventory.ts";
-import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../../generator/src/world.ts";
+import { CATALOG_PATH, checkInventory } from "../../generator/src/inventory.ts";
+import { DEFAULT_SEED, WORLD_SIZE_NAMES, WORLD_STARTING_DAYS, inventoryPath } from "../../generator/src/world.ts";
 import { readPassport } from "../../harness/generator-fixtures.ts";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "generator-inventory-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("world passport", () => {
-  it("matches what the generator gives now (data/world-inventory.json and the catalog CSV)", () => {
+  it("matches what the generator gives now (every size's data/world-inventory*.json and the catalog CSV)", () => {
     assert.deepEqual(checkInventory(repoRoot, DEFAULT_SEED), []);
   });
 
@@ -35,10 +35,11 @@ describe("world passport", () => {
 
   it("fails the check when the generator's output differs from the file (here: another seed)", () => {
     mkdirSync(path.join(scratch, "data/catalog"), { recursive: true });
-    writeFileSync(path.join(scratch, INVENTORY_PATH), readFileSync(path.join(repoRoot, INVENTORY_PATH)));
+    for (const size of WORLD_SIZE_NAMES) writeFileSync(path.join(scratch, inventoryPath(size)), readFileSync(path.join(repoRoot, inventoryPath(size))));
     writeFileSync(path.join(scratch, CATALOG_PATH), catalogCsv(buildCatalog()));
     const problems = checkInventory(scratch, DEFAULT_SEED + 1);
-    assert.ok(problems.length > 0 && problems.every((p) => p.startsWith(INVENTORY_PATH)), problems.join("\n"));
+    for (const size of WORLD_SIZE_NAMES) assert.ok(problems.some((p) => p.startsWith(`${inventoryPath(size)}:`)), `no drift named in ${inventoryPath(size)}:\n${problems.join("\n")}`);
+    assert.ok(problems.every((p) => WORLD_SIZE_NAMES.some((size) => p.startsWith(inventoryPath(size)))), problems.join("\n"));
   });
 
   it("fails the check when the catalog CSV was edited by hand", () => {

@@ -90,7 +90,7 @@ describe("generator into Kafka", () => {
   for (const batchBytes of [900_000, 50_000]) {
     it(`every hit of day 1 arrives once, byte-identical, a client in one partition (batches of ${batchBytes} B)`, async () => {
       const topic = await createTopic(2);
-      const report = await runBatch({ seed: DEFAULT_SEED, day: 1, days: 1, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic, batchBytes) }, silentLogger);
+      const report = await runBatch({ seed: DEFAULT_SEED, size: "canonical", day: 1, days: 1, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic, batchBytes) }, silentLogger);
       assert.equal(report.sent, expected.lines.length);
       const received = await consumeAll(topic, expected.lines.length);
       assert.equal(received.length, expected.lines.length, "message count");
@@ -110,7 +110,7 @@ describe("generator into Kafka", () => {
 
   it("snapshot: order snapshots arrive keyed by order_id", async () => {
     const topic = await createTopic(1);
-    const reports = await runSnapshots({ seed: DEFAULT_SEED, day: 0, days: 2, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic) }, silentLogger);
+    const reports = await runSnapshots({ seed: DEFAULT_SEED, size: "canonical", day: 0, days: 2, limit: Number.POSITIVE_INFINITY, output: kafkaOutput(topic) }, silentLogger);
     const total = reports.reduce((sum, r) => sum + r.orders, 0);
     const received = await consumeAll(topic, total);
     assert.equal(received.length, total);
@@ -120,7 +120,7 @@ describe("generator into Kafka", () => {
   it("refuses a topic that does not exist instead of letting the broker create it", async () => {
     const missing = `test-generator-missing-${randomBytes(4).toString("hex")}`;
     await assert.rejects(
-      runBatch({ seed: DEFAULT_SEED, day: 0, days: 1, limit: 10, output: kafkaOutput(missing) }, silentLogger),
+      runBatch({ seed: DEFAULT_SEED, size: "canonical", day: 0, days: 1, limit: 10, output: kafkaOutput(missing) }, silentLogger),
       /does not exist/,
     );
     assert.ok(!(await admin.listTopics()).includes(missing));

@@ -13,14 +13,14 @@ describe("playedDay: a day counted on its own", () => {
   it("gives the passport's counts for every starting day, and what playing the days in order gives after them", async () => {
     const passport = await loadPassport();
     for (const day of passport.days) {
-      const counted = playedDay(passport.seed, day.day);
+      const counted = playedDay(passport.seed, day.day, passport.size);
       assert.deepEqual({ date: counted.date, valid: counted.valid, sent: counted.sent }, { date: day.date, valid: day.valid, sent: day.events }, `day ${day.day}`);
     }
-    const world = new World(passport.seed);
+    const world = new World(passport.seed, passport.size);
     for (let d = 0; d <= passport.WORLD_STARTING_DAYS + 2; d++) {
       const hits = generateDay(world, d);
       if (d < passport.WORLD_STARTING_DAYS) continue;
-      const counted = playedDay(passport.seed, d);
+      const counted = playedDay(passport.seed, d, passport.size);
       assert.deepEqual([counted.date, counted.valid, counted.sent], [hits.date, hits.counts.valid, hits.lines.length], `day ${d} beyond the passport`);
     }
   });
@@ -49,14 +49,14 @@ describe("waitForHitsConsumed on the test stand's world", () => {
 
   it("is green when ODS holds exactly the day's valid hits", async () => {
     const passport = await loadPassport();
-    const day = playedDay(passport.seed, 0);
+    const day = playedDay(passport.seed, 0, passport.size);
     await waitForHitsConsumed(io, [day], 60_000, "hits-consumed test");
     assert.ok(lines.some((l) => l.includes(`${day.date}: ${day.valid} of ${day.valid} valid hits`)), lines.join("\n"));
   });
 
   it("is red, naming the date and both counts, when ODS does not hold what the day played", async () => {
     const passport = await loadPassport();
-    const day = playedDay(passport.seed, 1);
+    const day = playedDay(passport.seed, 1, passport.size);
     const claimed = { ...day, valid: day.valid + 7 };
     await assert.rejects(waitForHitsConsumed(io, [claimed], 60_000, "hits-consumed test"), (err: unknown) => {
       assert.ok(err instanceof WorldTaskError);

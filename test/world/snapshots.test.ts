@@ -122,7 +122,8 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
     const next = await runDag("world_next_day", { days: 1 }, 600);
     assert.equal(next.run.state, "success", describeRun(next));
     assert.equal(await readPositionText(), String(savedPosition + 1));
-    const day = playedDay((await import("../../src/world/passport.ts").then((m) => m.loadPassport())).seed, savedPosition);
+    const { seed, size } = await import("../../src/world/passport.ts").then((m) => m.loadPassport());
+    const day = playedDay(seed, savedPosition, size);
     const ods = await withClickHouse((ch) => readOdsValidHitsPerDate(ch, [day.date]));
     assert.equal(ods.get(day.date), day.valid, `ODS holds day ${savedPosition} (${day.date}) exactly once`);
   });

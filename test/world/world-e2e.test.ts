@@ -50,7 +50,7 @@ async function count(sql: string, on: StandClickHouse = etl): Promise<number> {
 }
 
 async function playDay0(): Promise<void> {
-  await runGenerator({ ...recordingIo(true), build: generator, args: ["batch", "--day", "0", "--brokers", kafkaBroker(config), "--topic", HITS_TOPIC.name] });
+  await runGenerator({ ...recordingIo(true), build: generator, args: ["batch", "--day", "0", "--size", passport.size, "--brokers", kafkaBroker(config), "--topic", HITS_TOPIC.name] });
 }
 
 before(async () => {
@@ -170,7 +170,7 @@ test("replaying day 0 leaves ODS deduplicated: FINAL and uniqExact(WatchID) stil
 test("orders: the loader lands a snapshot unclaimed; pull_batch claims each message once, a second pull claims nothing", async () => {
   const snapshot = passport.snapshots[0];
   assert.ok(snapshot);
-  await runGenerator({ ...recordingIo(true), build: generator, args: ["snapshot", "--day", "0", "--brokers", kafkaBroker(config), "--topic", ORDERS_TOPIC.name] });
+  await runGenerator({ ...recordingIo(true), build: generator, args: ["snapshot", "--day", "0", "--size", passport.size, "--brokers", kafkaBroker(config), "--topic", ORDERS_TOPIC.name] });
   const first = await pullOrdersBatch({ ...recordingIo(true), loadId: "world-e2e-1", timeoutMs: 60_000 });
   assert.equal(first.landed, snapshot.orders, "every document of the snapshot claimed once");
   assert.deepEqual(first.ends, { "0": snapshot.orders });
