@@ -9,6 +9,7 @@ import { DEFAULT_SEED } from "../generator/src/world.ts";
 import type { StandConfig } from "../src/config/stand.ts";
 import { loaderBaseUrl, loaderHealth } from "../src/stand/loader-service.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
+import { standWorldSize } from "../src/world/passport.ts";
 import { groupProgress, topicEndOffsets } from "../src/loader/group-progress.ts";
 import { withClickHouse } from "./rest-world.ts";
 import { kafkaClient } from "./live-stand.ts";
@@ -33,11 +34,12 @@ export interface DayExpectation {
   invalid: number;
 }
 
-/** What the generator plays for counter day `day` (deterministic: the same seed plays the same hits). */
+/**
+ * What the generator plays for counter day `day` in the stand's world (its size: world.size);
+ * deterministic, and a day does not depend on the days before it.
+ */
 export function expectedDay(day: number): DayExpectation {
-  const world = new World(DEFAULT_SEED);
-  let hits = generateDay(world, 0);
-  for (let d = 1; d <= day; d++) hits = generateDay(world, d);
+  const hits = generateDay(new World(DEFAULT_SEED, standWorldSize()), day);
   const invalid = Object.values(hits.counts.invalid).reduce((a, b) => a + b, 0);
   return { date: hits.date, valid: hits.counts.valid, invalid };
 }

@@ -8,7 +8,9 @@
 #     test/stand.none.yaml, whose ports nothing listens on;
 #   - stand a and stand b: the other files, split by their measured times (test/file-times.json,
 #     scripts/test-lanes.ts plan) between the test stand (test/stand.test.yaml) and a second test
-#     stand (its ports + 100, .stand-test-b), each file alone on its stand, the two stands at once.
+#     stand (its ports + 100, .stand-test-b), the two stands at once. In a lane the world files run
+#     one at a time, the files that stop Postgres last; beside them, one at a time, the files that
+#     use only Postgres through databases of their own (test/stand-beside.txt).
 # The run prints TEST_SEED first (TEST_SEED=… make test draws the same sample again), fails if any
 # lane fails, and ends with the budget table. Pass file paths to run a subset (typecheck and lint,
 # then those files on the test stand alone); --fast runs the service-free lane alone, no stand.
@@ -18,6 +20,7 @@ tsx=(node --import tsx)
 BUDGET_SECONDS=${TEST_BUDGET_SECONDS:-600}
 
 service_free_files() { grep -v '^#' test/service-free.txt | grep . || true; }
+list_file() { grep -v '^#' "$1" | grep . || true; }
 
 # a skipped test proved nothing: every skip in a TAP file is listed and fails the lane that ran it
 # (a service-free file that skips without a service is a stand file: scripts/classify-tests.ts)
@@ -86,12 +89,35 @@ case "${1:-}" in
     shift
     service_free_lane "$@"
     exit 0 ;;
-  --lane) # inside scripts/test-stand.sh: one stand lane's files, one at a time, on the stand of STAND_CONFIG
+  --lane) # inside scripts/test-stand.sh: one stand lane's files on the stand of STAND_CONFIG, in two streams
     name=$2; shift 2
-    echo "== stand lane $name: $# files, one at a time, on $STAND_CONFIG (TEST_SEED=$TEST_SEED TEST_TIER=$TEST_TIER)"
+    # the lane's files in three groups: beside (test/stand-beside.txt: Postgres only, through
+    # databases of their own), the files that stop Postgres (test/stand-stops-postgres.txt), the rest
+    beside=(); stops=(); rest=()
+    for file in "$@"; do
+      if grep -qxF "$file" <(list_file test/stand-beside.txt); then beside+=("$file")
+      elif grep -qxF "$file" <(list_file test/stand-stops-postgres.txt); then stops+=("$file")
+      else rest+=("$file"); fi
+    done
+    echo "== stand lane $name on $STAND_CONFIG (TEST_SEED=$TEST_SEED TEST_TIER=$TEST_TIER): ${#rest[@]} files one at a time," \
+      "then ${#stops[@]} that stop Postgres; beside them ${#beside[@]} files on databases of their own"
     started=$(date +%s)
     status=0
-    run_files "$name" 1 "$@" || status=$?
+    lock="test-output/postgres-$name.lock"
+    : > "$lock"
+    # the beside stream holds the lane's Postgres lock shared; the files that stop Postgres take it exclusively
+    beside_pid=""
+    if [ "${#beside[@]}" -gt 0 ]; then
+      ( set -o pipefail; flock -s 9; run_files "$name-beside" 1 "${beside[@]}" 2>&1 | sed -u 's/^/beside: /' ) 9< "$lock" &
+      beside_pid=$!
+    fi
+    if [ "${#rest[@]}" -gt 0 ]; then run_files "$name-rest" 1 "${rest[@]}" || status=1; fi
+    if [ "${#stops[@]}" -gt 0 ]; then
+      ( flock -x 9; run_files "$name-stops" 1 "${stops[@]}" ) 9< "$lock" || status=1
+    fi
+    if [ -n "$beside_pid" ]; then wait "$beside_pid" || status=1; fi
+    cat test-output/tests-"$name"-*.tap > "test-output/tests-$name.tap" 2>/dev/null || true
+    cat test-output/times-"$name"-*.jsonl > "test-output/times-$name.jsonl" 2>/dev/null || true
     no_skips "test-output/tests-$name.tap" "stand lane $name" || status=1
     echo "$(( $(date +%s) - started ))" > "test-output/wall-$name"
     exit "$status" ;;
@@ -100,7 +126,7 @@ esac
 echo "TEST_SEED=$TEST_SEED TEST_TIER=$TEST_TIER (rerun this sample: TEST_SEED=$TEST_SEED make test$([ "$TEST_TIER" = full ] && echo -full))"
 export TEST_WALL_STARTED="${TEST_WALL_STARTED:-$(date +%s)}"
 mkdir -p test-output
-rm -f test-output/service-free.status test-output/tests-*.tap test-output/times-*.jsonl test-output/wall-*
+rm -f test-output/service-free.status test-output/tests-*.tap test-output/times-*.jsonl test-output/wall-* test-output/postgres-*.lock
 
 
 stand_a=test/stand.test.yaml

@@ -39,17 +39,38 @@ export function readKnownTimes(file = TIMES_FILE): Record<string, number> {
   return parsed.data;
 }
 
-/** Longest first onto the least-loaded lane; ties keep the files' order. Lanes keep files in name order. */
-export function planLanes(files: readonly string[], lanes: number, known: Record<string, number>): { files: string[]; seconds: number }[] {
+/**
+ * Longest first onto the least-loaded lane; ties keep the files' order. The files of `beside` run
+ * beside a lane's others (test/stand-beside.txt), so they are balanced among themselves, after the
+ * others. Lanes keep files in name order.
+ */
+export function planLanes(
+  files: readonly string[],
+  lanes: number,
+  known: Record<string, number>,
+  beside: ReadonlySet<string> = new Set(),
+): { files: string[]; seconds: number; besideSeconds: number }[] {
   const cost = (f: string): number => known[f] ?? DEFAULT_SECONDS;
-  const plan = Array.from({ length: lanes }, () => ({ files: [] as string[], seconds: 0 }));
-  for (const file of [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b))) {
+  const plan = Array.from({ length: lanes }, () => ({ files: [] as string[], seconds: 0, besideSeconds: 0 }));
+  const longestFirst = (list: readonly string[]) => [...list].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
+  for (const file of longestFirst(files.filter((f) => !beside.has(f)))) {
     const lane = plan.reduce((best, l) => (l.seconds < best.seconds ? l : best));
     lane.files.push(file);
     lane.seconds += cost(file);
   }
+  for (const file of longestFirst(files.filter((f) => beside.has(f)))) {
+    const lane = plan.reduce((best, l) => (l.besideSeconds < best.besideSeconds ? l : best));
+    lane.files.push(file);
+    lane.besideSeconds += cost(file);
+  }
   for (const lane of plan) lane.files.sort();
   return plan;
+}
+
+/** The files a list file names (test/stand-beside.txt): one per line, # comments. */
+export function readListFile(file: string): string[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
 }
 
 export function readTimes(file: string): FileTimes[] {
@@ -94,7 +115,8 @@ async function main(argv: string[]): Promise<void> {
     .requiredOption("--lanes <n>", "how many stand lanes", positiveInt)
     .argument("<files...>")
     .action((files: string[], o: { lanes: number }) => {
-      for (const lane of planLanes(files, o.lanes, readKnownTimes())) console.log(lane.files.join(" "));
+      const beside = new Set(readListFile(path.join(repoRoot, "test", "stand-beside.txt")));
+      for (const lane of planLanes(files, o.lanes, readKnownTimes(), beside)) console.log(lane.files.join(" "));
     });
   program
     .command("budget")

@@ -9,9 +9,6 @@
 // run (runner.pause_points) or the loader (/fail-points) there until the fault is done.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { World, generateDay } from "../../generator/src/day.ts";
-import { DEFAULT_SEED } from "../../generator/src/world.ts";
-import { standWorldSize } from "../../src/world/passport.ts";
 import { runnerPid } from "../../src/stand/runner-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
@@ -33,28 +30,13 @@ import {
   waitForRun,
 } from "../../harness/rest-world.ts";
 import { useWorldSuite } from "../../harness/world-suite.ts";
-import { armLoaderPause, releaseAllLoaderPauses } from "../../harness/loader-day.ts";
+import { armLoaderPause, expectedDay, releaseAllLoaderPauses } from "../../harness/loader-day.ts";
 import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses } from "../../harness/runner-pauses.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
 import { forEachPoint, runPoint, sampleMatrix } from "../../harness/matrix.ts";
 import { POSTGRES_AT_BOUNDARIES, STEP_FAULT_KINDS } from "../../harness/matrices.ts";
 
 const quiet = (): undefined => undefined;
-
-interface DayExpectation {
-  date: string;
-  valid: number;
-  invalid: number;
-}
-
-/** What the generator plays for day `day` (deterministic: the same seed plays the same hits). */
-function expectedDay(day: number): DayExpectation {
-  const world = new World(DEFAULT_SEED, standWorldSize());
-  let hits = generateDay(world, 0);
-  for (let d = 1; d <= day; d++) hits = generateDay(world, d);
-  const invalid = Object.values(hits.counts.invalid).reduce((a, b) => a + b, 0);
-  return { date: hits.date, valid: hits.counts.valid, invalid };
-}
 
 interface LayerCounts {
   odsFinal: number;

@@ -27,6 +27,15 @@ describe("make test's lanes and budget", () => {
     assert.deepEqual(lanes.flatMap((l) => l.files).sort(), [...Object.keys(known), "new.test.ts"].sort());
   });
 
+  it("balances the files that run beside the others among themselves, after the others", () => {
+    const known = { "w1.test.ts": 300, "w2.test.ts": 250, "w3.test.ts": 40, "b1.test.ts": 90, "b2.test.ts": 60, "b3.test.ts": 20 };
+    const beside = new Set(["b1.test.ts", "b2.test.ts", "b3.test.ts"]);
+    const lanes = planLanes(Object.keys(known), 2, known, beside);
+    // the others: w1 → lane 1 (300); w2 → lane 2 (250); w3 → lane 2 (290). beside: b1 → lane 1, b2 → lane 2, b3 → lane 2 (80)
+    assert.deepEqual(lanes.map((l) => [l.seconds, l.besideSeconds]), [[300, 90], [290, 80]]);
+    assert.deepEqual(lanes.map((l) => l.files), [["b1.test.ts", "w1.test.ts"], ["b2.test.ts", "b3.test.ts", "w2.test.ts", "w3.test.ts"]]);
+  });
+
   it("the budget table names the lanes and the slowest files, and says when the wall time is over budget", () => {
     const times = [
       { file: "test/x.test.ts", seconds: 120.5, passed: 3, failed: 0, skipped: 0 },
