@@ -151,8 +151,20 @@ export function writeInventory(root = REPO_ROOT, seed = DEFAULT_SEED): Passport[
   });
 }
 
-/** Differences between the files under `root` and what the code generates now; empty when in sync. */
-export function checkInventory(root = REPO_ROOT, seed = DEFAULT_SEED): string[] {
+/** The passport's text per seed and size, built once per process (buildPassport is pure; a canonical one takes about 2 s). */
+const builtTexts = new Map<string, string>();
+function builtPassportText(seed: number, size: WorldSize): string {
+  const key = `${seed} ${size}`;
+  let text = builtTexts.get(key);
+  if (text === undefined) {
+    text = passportText(buildPassport(seed, size));
+    builtTexts.set(key, text);
+  }
+  return text;
+}
+
+/** Differences between the files under `root` and what the code generates now (for these sizes); empty when in sync. */
+export function checkInventory(root = REPO_ROOT, seed = DEFAULT_SEED, sizes: readonly WorldSize[] = WORLD_SIZE_NAMES): string[] {
   const problems: string[] = [];
   const read = (file: string): string | undefined => {
     try {
@@ -164,10 +176,10 @@ export function checkInventory(root = REPO_ROOT, seed = DEFAULT_SEED): string[] 
   };
   const csv = read(CATALOG_PATH);
   if (csv !== undefined && csv !== catalogCsv(buildCatalog())) problems.push(`${CATALOG_PATH} differs from the catalog in code`);
-  for (const size of WORLD_SIZE_NAMES) {
+  for (const size of sizes) {
     const stored = read(inventoryPath(size));
     if (stored === undefined) continue;
-    const expected = passportText(buildPassport(seed, size));
+    const expected = builtPassportText(seed, size);
     if (stored !== expected) problems.push(...describePassportDrift(inventoryPath(size), stored, expected));
   }
   return problems;

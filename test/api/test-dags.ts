@@ -3,19 +3,47 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/dag.ts";
 
+/**
+ * Holds for api_ok's tasks when a run's conf says hold: true: each task waits until the test
+ * releases it by "<run id>/<task id>" (the CLI test does once the CLI printed the task running),
+ * at most 30 s; so a client polling the run sees every task running, by construction.
+ */
+export const taskHolds = {
+  waiting: new Map<string, { release: () => void; released: Promise<void> }>(),
+  entry(key: string) {
+    let entry = this.waiting.get(key);
+    if (!entry) {
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      entry = { release, released };
+      this.waiting.set(key, entry);
+    }
+    return entry;
+  },
+  release(key: string): void {
+    this.entry(key).release();
+  },
+  async hold(key: string, signal: AbortSignal): Promise<"released" | "timed out"> {
+    const timeout = sleep(30_000, "timed out" as const, { signal });
+    return Promise.race([this.entry(key).released.then(() => "released" as const), timeout]);
+  },
+};
+
 export const apiOk = defineDag({
   id: "api_ok",
   description: "two tasks in a row",
   fileloc: "test/api/test-dags.ts",
-  params: z.object({ days: z.number().int().min(0).optional() }).strict(),
+  params: z.object({ days: z.number().int().min(0).optional(), hold: z.boolean().optional() }).strict(),
 })
   .task("first", async (ctx) => {
     ctx.log.info(`first runs with days=${ctx.conf.days ?? "unset"}`);
-    await sleep(150, undefined, { signal: ctx.signal });
+    if (ctx.conf.hold === true) ctx.log.info(`first: ${await taskHolds.hold(`${ctx.runId}/first`, ctx.signal)}`);
+    else await sleep(150, undefined, { signal: ctx.signal });
   })
   .task("second", { upstream: ["first"] }, async (ctx) => {
     ctx.log.info("second runs after first");
-    await sleep(150, undefined, { signal: ctx.signal });
+    if (ctx.conf.hold === true) ctx.log.info(`second: ${await taskHolds.hold(`${ctx.runId}/second`, ctx.signal)}`);
+    else await sleep(150, undefined, { signal: ctx.signal });
   })
   .build();
 

@@ -33,13 +33,12 @@ describe("world passport", () => {
     assert.ok(perDay > 10_000 && perDay < 14_000, `about 12,000 hits a day, got ${perDay}`);
   });
 
-  it("fails the check when the generator's output differs from the file (here: another seed)", () => {
+  it("fails the check when the generator's output differs from the file (here: another seed, the small world's passport)", () => {
     mkdirSync(path.join(scratch, "data/catalog"), { recursive: true });
     for (const size of WORLD_SIZE_NAMES) writeFileSync(path.join(scratch, inventoryPath(size)), readFileSync(path.join(repoRoot, inventoryPath(size))));
     writeFileSync(path.join(scratch, CATALOG_PATH), catalogCsv(buildCatalog()));
-    const problems = checkInventory(scratch, DEFAULT_SEED + 1);
-    for (const size of WORLD_SIZE_NAMES) assert.ok(problems.some((p) => p.startsWith(`${inventoryPath(size)}:`)), `no drift named in ${inventoryPath(size)}:\n${problems.join("\n")}`);
-    assert.ok(problems.every((p) => WORLD_SIZE_NAMES.some((size) => p.startsWith(inventoryPath(size)))), problems.join("\n"));
+    const problems = checkInventory(scratch, DEFAULT_SEED + 1, ["small"]);
+    assert.ok(problems.length > 0 && problems.every((p) => p.startsWith(`${inventoryPath("small")}:`)), problems.join("\n"));
   });
 
   it("fails the check when the catalog CSV was edited by hand", () => {
