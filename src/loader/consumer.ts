@@ -89,6 +89,9 @@ export class TopicLoader {
   private settleJoin: { resolve: () => void; reject: (err: Error) => void } | undefined;
   /** The last flush cycle's error; cleared by a cycle without one. */
   lastCycleError: unknown;
+  /** When kafkajs last began a fetch, or a batch of this loader ended (ms since epoch). */
+  private lastFetchAt = Date.now();
+  private batchesInFlight = 0;
 
   constructor(private readonly options: TopicLoaderOptions) {
     this.consumer = options.kafka.consumer({ ...options.consumer, groupId: options.groupId, allowAutoTopicCreation: false });
@@ -102,6 +105,7 @@ export class TopicLoader {
     const { consumer } = this;
     this.state = "starting";
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onGroupJoin(payload.memberAssignment));
+    consumer.on(consumer.events.FETCH_START, () => (this.lastFetchAt = Date.now()));
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart) this.settleJoin?.reject(new Error(`the consumer of ${this.options.topic} crashed before joining: ${payload.error.message}`));
     });
@@ -223,9 +227,25 @@ export class TopicLoader {
   }
 
   private trackBatch(payload: EachBatchPayload): Promise<void> {
-    const run = this.handleBatch(payload);
+    this.batchesInFlight++;
+    const run = this.handleBatch(payload).finally(() => {
+      this.batchesInFlight--;
+      this.lastFetchAt = Date.now();
+    });
     this.inFlightBatch = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * How long kafkajs's fetch loop has been silent while this loader runs and holds no batch (0
+   * otherwise). kafkajs begins a fetch at least every maxWaitTimeInMs, data or not; a batch held by
+   * backpressure or a sink that is down is not silence. A loop that stays silent has died without a
+   * word, as kafkajs's can after a broker restart (tulios/kafkajs#659): the group stays joined, the
+   * member looks healthy, and nothing is read again.
+   */
+  fetchSilenceMs(now: number): number {
+    if (!this.running || this.stopping || this.batchesInFlight > 0 || this.state !== "running" || this.assigned.length === 0) return 0;
+    return Math.max(0, now - this.lastFetchAt);
   }
 
   private async handleBatch(payload: EachBatchPayload): Promise<void> {

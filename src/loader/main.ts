@@ -22,6 +22,8 @@ const CONTROL_POLL_MS = 250;
 const HEARTBEAT_MS = 1000;
 /** Rows held longer than this make /health say "degraded" (a sink down says so at once). */
 const HELD_DEGRADED_MS = 30_000;
+/** A topic's fetch loop silent this long while consuming (no batch held) has died: the consumers are restarted. */
+const FETCH_STALL_MS = 60_000;
 
 const config = loadStandConfig();
 const instance = currentInstance(config, "loader");
@@ -88,6 +90,25 @@ async function reconcile(control: IngestControl): Promise<void> {
     generation = control.generation;
     await report();
   }
+}
+
+/**
+ * The loader's own answer to a consumer that stopped reading without a word (TopicLoader.fetchSilenceMs;
+ * seen after Kafka was stopped for 10 s during a step: the group joined, no fetch, the step waiting
+ * for ever): stop the consumers (flush, commit, leave) and start them again at once, saying why.
+ */
+async function restartStalledConsumers(): Promise<void> {
+  if (state !== "consuming") return;
+  const stall = world.fetchStall(Date.now(), FETCH_STALL_MS);
+  if (stall === undefined) return;
+  const why = `the consumer of ${stall.topic} had not fetched for ${Math.round(stall.silentMs / 1000)} s while consuming (its fetch loop died); restarted the consumers`;
+  logger.error({ topic: stall.topic, silentMs: stall.silentMs, generation }, why);
+  world.metrics.consumerRestarts.inc({ topic: stall.topic });
+  await stopWorld();
+  state = "failed";
+  failedAt = 0; // start again at the next look, not after the failure pause
+  detail = why;
+  await report();
 }
 
 async function stopWorld(): Promise<void> {
@@ -157,6 +178,7 @@ async function controlLoop(): Promise<void> {
   const problems = problemReporter(`control row not readable; asking again every ${CONTROL_POLL_MS} ms`);
   while (!shuttingDown) {
     try {
+      await restartStalledConsumers();
       await reconcile(await readIngestControl(db));
       problems.cleared();
     } catch (err) {

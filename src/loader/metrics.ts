@@ -25,6 +25,8 @@ export class LoaderMetrics {
   readonly consumerLag: Gauge<"topic" | "partition">;
   /** Set by the host: one series, `{state="<current>"} 1` (reset, then set, on each change). */
   readonly state: Gauge<"state">;
+  /** Counted by the host: the consumers restarted because a topic's fetch loop had died (TopicLoader.fetchSilenceMs). */
+  readonly consumerRestarts: Counter<"topic">;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -42,6 +44,7 @@ export class LoaderMetrics {
     this.commitOffset = new Gauge({ name: "loader_committed_offset", help: "Offset this loader last committed (the next to read), per partition", labelNames: ["topic", "partition"], registers });
     this.endOffset = new Gauge({ name: "loader_end_offset", help: "A partition's end offset (high watermark: the next offset to be written), as the loader's host last read it", labelNames: ["topic", "partition"], registers });
     this.consumerLag = new Gauge({ name: "loader_consumer_lag", help: "Messages not committed yet: the partition's end offset minus its consumer group's committed offset, as the host last read them", labelNames: ["topic", "partition"], registers });
+    this.consumerRestarts = new Counter({ name: "loader_consumer_restarts_total", help: "Times the loader restarted its consumers because a topic's fetch loop was silent for a minute while consuming, by topic", labelNames: ["topic"], registers });
     this.state = new Gauge({ name: "loader_state", help: "The loader service's state, as its host last set it: the one series is labelled with the current state and is 1", labelNames: ["state"], registers });
   }
 }

@@ -291,6 +291,15 @@ export class WorldLoader {
     });
   }
 
+  /** The first topic whose fetch loop has been silent for `stallMs` or more (TopicLoader.fetchSilenceMs), with how long. */
+  fetchStall(now: number, stallMs: number): { topic: string; silentMs: number } | undefined {
+    for (const loader of this.loaders) {
+      const silentMs = loader.fetchSilenceMs(now);
+      if (silentMs >= stallMs) return { topic: loader.status().topic, silentMs };
+    }
+    return undefined;
+  }
+
   /** One line per topic: rows buffered and held, sink state, the last cycle error. */
   describe(): string {
     return this.loaders.map((l) => l.describe()).join("; ");

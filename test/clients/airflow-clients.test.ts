@@ -51,7 +51,7 @@ void describe("the official Airflow clients drive the runner unchanged", () => {
     assert.ok(report.calls.length >= 30, `only ${report.calls.length} calls made`);
     const f = report.facts;
     assert.deepEqual(f.dag_ids, ["api_fail", "api_ok", "api_slow"]);
-    assert.deepEqual(f.details_params, ["days"]);
+    assert.deepEqual(f.details_params, ["days", "hold"]);
     assert.equal(f.paused, true);
     assert.equal(f.unpaused, false);
     assert.equal(f.triggering_user_name, TEST_USER.username);

@@ -10,6 +10,7 @@ import type { StandClickHouse } from "../../src/clickhouse/client.ts";
 import { kafkaBroker } from "../../src/config/stand.ts";
 import { ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { parseOrdersBatch, pullOrdersBatch } from "../../tasks/orders.ts";
+import { createTopics } from "../../tasks/topics.ts";
 import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
 import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
 
@@ -119,9 +120,9 @@ test("pull takes new order documents from the orders topic under its load id, an
   await kafkaAdmin.connect();
   await producer.connect();
   try {
-    if (!(await kafkaAdmin.listTopics()).includes(ORDERS_TOPIC.name)) {
-      await kafkaAdmin.createTopics({ topics: [{ topic: ORDERS_TOPIC.name, numPartitions: ORDERS_TOPIC.partitions }], waitForLeaders: true });
-    }
+    // the world's topics, as world_initialize makes them: the loader reads hits and orders, so a
+    // stand where no world was built yet (this file first on a fresh test stand) needs both
+    await createTopics({ ...io, config: standConfig });
     const tag = randomBytes(4).toString("hex");
     const ids = [1, 2, 3].map((n) => `T${tag}-000${n}`);
     await producer.send({ topic: ORDERS_TOPIC.name, messages: ids.map((id) => ({ key: id, value: JSON.stringify(orderDoc({ order_id: id })) })) });

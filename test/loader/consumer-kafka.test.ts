@@ -1,6 +1,7 @@
 // The kafkajs loop on the test stand's real Kafka and ClickHouse, with a topic, group and database
 // of its own: poison messages in the middle are dead-lettered with their offsets and reasons while
 // every good row lands; a restart resumes from the committed offset with nothing lost or doubled.
+import { setTimeout as sleep } from "node:timers/promises";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Admin, Producer } from "kafkajs";
@@ -104,6 +105,10 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
     await first.joined();
     assert.deepEqual(first.assignedPartitions(), [{ topic, partition: 0 }, { topic, partition: 1 }]);
     await waitCommitted(120);
+    // idle now: kafkajs's fetch loop still begins a fetch every maxWaitTimeInMs, and the loader sees
+    // it (the loader's watchdog restarts consumers whose loop fell silent for a minute: src/loader/main.ts)
+    await sleep(1_500);
+    await waitUntil("a fetch to begin while idle", () => Promise.resolve(first.fetchSilenceMs(Date.now()) < 1_000), () => `silent ${first.fetchSilenceMs(Date.now())} ms`, 30_000);
     await produce(120, 130, poison);
     await waitUntil("the first loader to buffer the last 10 rows", () => Promise.resolve(first.core.status().bufferedRows === 10), () => JSON.stringify(first.core.status()), 30_000);
     await first.stop();
@@ -111,6 +116,7 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
     assert.equal(await committedTotal(), 130, "and committed it");
     assert.deepEqual(first.committedOffsets(), [{ topic, partition: 0, offset: 65n }, { topic, partition: 1, offset: 65n }], "what this loader committed");
     assert.equal(first.status().state, "stopped");
+    assert.equal(first.fetchSilenceMs(Date.now()), 0, "a stopped loader is not silent, it is stopped");
 
     await produce(130, 240, poison); // produced while no loader runs
     const registry = new Registry();
