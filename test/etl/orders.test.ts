@@ -46,8 +46,11 @@ function orderDoc(overrides: Record<string, unknown> = {}): Record<string, unkno
   };
 }
 
+/** Documents claimed under a load without going through Kafka: a topic of their own, so their
+ * (partition, offset) never stands for a real message of `orders` (a pull skips claimed offsets, and
+ * on a fresh topic the real offsets start at 0 too). */
 async function land(loadId: string, docs: readonly string[]): Promise<void> {
-  await insertDistributed(admin, "stg.orders_raw_dist", docs.map((raw) => ({ raw, kafka_topic: "orders", _load_id: loadId, _load_ts: "2026-06-02 00:00:00" })));
+  await insertDistributed(admin, "stg.orders_raw_dist", docs.map((raw) => ({ raw, kafka_topic: "orders-fixture", _load_id: loadId, _load_ts: "2026-06-02 00:00:00" })));
 }
 
 async function currentOrders(): Promise<Record<string, unknown>[]> {
