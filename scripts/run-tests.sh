@@ -19,8 +19,9 @@ cd "$(dirname "$0")/.."
 tsx=(node --import tsx)
 BUDGET_SECONDS=${TEST_BUDGET_SECONDS:-600}
 
-service_free_files() { grep -v '^#' test/service-free.txt | grep . || true; }
+# the test files a list names (test/service-free.txt, test/stand-beside.txt, …): one a line, # comments
 list_file() { grep -v '^#' "$1" | grep . || true; }
+service_free_files() { list_file test/service-free.txt; }
 
 # a skipped test proved nothing: every skip in a TAP file is listed and fails the lane that ran it
 # (a service-free file that skips without a service is a stand file: scripts/classify-tests.ts)

@@ -47,7 +47,7 @@ export async function waitForWritableReplicas(
   const waitMs = input.readonlyWaitMs ?? 120_000;
   const started = Date.now();
   let readonly = await probe(database);
-  let said = 0;
+  let saidAt = Number.NEGATIVE_INFINITY;
   while (readonly.length > 0) {
     const waited = Date.now() - started;
     if (waited >= waitMs) {
@@ -57,9 +57,9 @@ export async function waitForWritableReplicas(
           `(${readonly.join(", ")}): their ZooKeeper session is lost. Is ZooKeeper up (make check-services)? Run world_recreate again once it is.`,
       );
     }
-    if (waited - said >= 5_000 || said === 0) {
+    if (waited - saidAt >= 5_000) {
       input.log(`waiting for ${readonly.length} readonly replica(s) of ${database} to reconnect to ZooKeeper before dropping it (${readonly.join(", ")}; ${Math.round(waited / 1000)} s so far)`);
-      said = waited || 1;
+      saidAt = waited;
     }
     await sleepUnlessAborted(500, input.signal, "dropApplicationDatabases");
     readonly = await probe(database);

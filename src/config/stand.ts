@@ -12,6 +12,7 @@ import { errorMessage } from "../errors.ts";
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 const port = z.number().int().min(1024).max(65535);
+const worldSize = z.enum(WORLD_SIZE_NAMES);
 const account = z.object({ user: z.string().min(1), password: z.string() }).strict();
 
 // `host` fields: where clients reach a service. The local stand binds everything to bind_host
@@ -205,7 +206,7 @@ export const standConfigSchema = z
      * passport the DAGs wait on (canonical: data/world-inventory.json; small, the test stands':
      * data/world-inventory.small.json). Absent: canonical.
      */
-    world: z.object({ size: z.enum(WORLD_SIZE_NAMES).default("canonical") }).strict().default({ size: "canonical" }),
+    world: z.object({ size: worldSize.default("canonical") }).strict().default({ size: "canonical" }),
   })
   .strict();
 
@@ -306,7 +307,7 @@ export function loadStandConfig(): StandConfig {
 function withWorldSizeOverride(config: StandConfig, file: string): StandConfig {
   const override = process.env.STAND_WORLD_SIZE;
   if (override === undefined || override === "") return config;
-  const size = z.enum(WORLD_SIZE_NAMES).safeParse(override);
+  const size = worldSize.safeParse(override);
   if (!size.success) throw new ConfigError(`STAND_WORLD_SIZE=${override}: must be one of ${WORLD_SIZE_NAMES.join(", ")} (it overrides world.size of ${file})`, file);
   return { ...config, world: { size: size.data } };
 }

@@ -25,8 +25,6 @@ export const WORLD_CONSUMER_GROUPS: readonly string[] = Object.freeze([HITS_CONS
 export const APPLICATION_DATABASES: readonly string[] = Object.freeze(["stg", "dm", "dds", "ods", "dic"]);
 
 export const DDL_DIR = path.join(repoRoot, "sql", "ddl");
-/** The canonical world's passport; each world size has its own (passportPath). */
-export const PASSPORT_PATH = path.join(repoRoot, "data", "world-inventory.json");
 /** The passport of a world size (generator/src/inventory.ts writes them all). */
 export function passportPath(size: WorldSize): string {
   return path.join(repoRoot, inventoryPath(size));
