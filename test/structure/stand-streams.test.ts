@@ -18,6 +18,7 @@ const SHARED_STAND = [
   /harness\/world-(lock|suite)\.ts/, /harness\/(live-stand|rest-world|loader-day|faulted-day)\.ts/,
   /src\/stand\/(stand|runner-service|loader-service|keeper-service)\.ts/, /src\/clickhouse\/client\.ts/,
   /\bkafkajs\b/, /\bapiBaseUrl\b/, /\bstandContext\b/, /\bconnectClickHouse\b/,
+  /api\/v2\/system\/schema/, // the schema status reads the stand's ClickHouse and ledger
 ];
 
 describe("the files that run beside the world files, and the ones that stop Postgres", () => {
