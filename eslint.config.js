@@ -14,6 +14,14 @@ const ERROR_CAST_RULES = [
   },
 ];
 
+// an error's code is read through errorCode(err) (src/errors.ts), never by a cast to its shape
+const CODE_CAST_RULES = [
+  {
+    selector: "TSAsExpression TSTypeLiteral > TSPropertySignature[key.name=/^(code|errno|cause)$/]",
+    message: "Do not cast an error to its shape: read its code with errorCode(err) and its cause with errorCause(err) from src/errors.ts.",
+  },
+];
+
 const MESSAGE_DECISION_RULES = [
   {
     selector: "CallExpression[callee.property.name=/^(test|exec)$/] > MemberExpression.arguments[property.name='message']",
@@ -109,7 +117,7 @@ export default tseslint.config(
       ],
       eqeqeq: ["error", "always"],
       // one error habit: read what was thrown through src/errors.ts, decide by a code
-      "no-restricted-syntax": ["error", ...ERROR_CAST_RULES, ...MESSAGE_DECISION_RULES],
+      "no-restricted-syntax": ["error", ...ERROR_CAST_RULES, ...CODE_CAST_RULES, ...MESSAGE_DECISION_RULES],
       "no-restricted-properties": [
         "error",
         { object: "process", property: "env", message: "Read configuration through src/config only." },
@@ -119,12 +127,12 @@ export default tseslint.config(
   {
     // tests may read an error's text in assertions; casts stay refused there too
     files: ["test/**"],
-    rules: { "no-restricted-syntax": ["error", ...ERROR_CAST_RULES] },
+    rules: { "no-restricted-syntax": ["error", ...ERROR_CAST_RULES, ...CODE_CAST_RULES] },
   },
   {
     // the one reader of a server's text: 18.16 puts its error code nowhere else
     files: ["src/clickhouse/errors.ts"],
-    rules: { "no-restricted-syntax": ["error", ...ERROR_CAST_RULES] },
+    rules: { "no-restricted-syntax": ["error", ...ERROR_CAST_RULES, ...CODE_CAST_RULES] },
   },
   {
     files: ["src/config/**"],

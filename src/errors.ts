@@ -9,6 +9,7 @@ export function coerceError(value: unknown): Error {
   try {
     text = JSON.stringify(value);
   } catch {
+    // a value JSON cannot write (a cycle, a BigInt): its String() form
     text = String(value);
   }
   return new Error(`non-error thrown: ${text}`, { cause: value });
@@ -36,9 +37,19 @@ export function childExitCode(value: unknown): number {
   return typeof code === "number" ? code : -1;
 }
 
-/** The `code` a Node system call error carries (ENOENT, EEXIST, …), or undefined. */
-export function systemErrorCode(value: unknown): string | undefined {
+/**
+ * The string `code` an error carries, or undefined: a Node system call's (ENOENT, EADDRINUSE, …),
+ * Postgres's SQLSTATE through pg (23505, 57P01, …), a ClickHouse client's server code ("60"). The one
+ * way any room reads a code (eslint refuses `as { code … }`); decide on it, never on the message.
+ */
+export function errorCode(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null || !("code" in value)) return undefined;
   const code: unknown = value.code;
   return typeof code === "string" ? code : undefined;
+}
+
+/** The `cause` an error carries (an Error's, or any object's), or undefined. */
+export function errorCause(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || !("cause" in value)) return undefined;
+  return value.cause;
 }

@@ -17,6 +17,7 @@ export function parseBuildLine(line: string): BuildEvent | undefined {
   try {
     parsed = JSON.parse(trimmed);
   } catch {
+    // a line of the stream that is not JSON is plain output
     return { kind: "output", text: trimmed };
   }
   const record = (parsed ?? {}) as { stream?: unknown; status?: unknown; error?: unknown; errorDetail?: { message?: unknown }; aux?: { ID?: unknown } };

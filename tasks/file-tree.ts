@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import dockerignore from "@balena/dockerignore";
+import { errorCode } from "../src/errors.ts";
 
 /** Directory names never part of a build input (dependencies, local state). */
 const ALWAYS_SKIPPED = new Set(["node_modules", ".git", ".stand", ".stand-test", "test-output"]);
@@ -33,8 +34,10 @@ export async function listBuildContext(contextDir: string): Promise<string[]> {
   let rules: string;
   try {
     rules = await readFile(path.join(contextDir, ".dockerignore"), "utf8");
-  } catch {
-    return files;
+  } catch (err) {
+    // no .dockerignore: the whole tree is the context, as Docker sends it
+    if (errorCode(err) === "ENOENT") return files;
+    throw err;
   }
   // a CommonJS module whose typings declare an ES default export: under NodeNext the callable is .default
   return dockerignore.default({ ignorecase: false }).add(rules).filter(files);

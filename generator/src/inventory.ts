@@ -170,6 +170,7 @@ export function checkInventory(root = REPO_ROOT, seed = DEFAULT_SEED, sizes: rea
     try {
       return readFileSync(path.join(root, file), "utf8");
     } catch {
+      // an unreadable file is reported as missing, with the others, below
       problems.push(`${file} is missing`);
       return undefined;
     }

@@ -2,7 +2,8 @@
 // answers, and the one error handler that maps engine errors to statuses by class.
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { ConfValidationError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError, pgErrorCode } from "../runner/errors.ts";
+import { ConfValidationError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "../runner/errors.ts";
+import { errorCode } from "../errors.ts";
 import { coerceError } from "../errors.ts";
 
 /** One item of FastAPI's validation detail (Airflow's HTTPValidationError). */
@@ -138,7 +139,7 @@ function describeClientError(http: ClientHttpError, limitBytes: number): Problem
 const UNAVAILABLE_NET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH"]);
 
 function isDatabaseUnavailable(err: unknown): boolean {
-  const code = pgErrorCode(err);
+  const code = errorCode(err);
   if (code === undefined) return false;
   // SQLSTATE class 08 (connection exception), 57P01..57P03 (admin shutdown, crash, cannot connect now)
   return UNAVAILABLE_NET_CODES.has(code) || code.startsWith("08") || /^57P0[1-3]$/.test(code);

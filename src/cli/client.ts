@@ -1,6 +1,8 @@
 // A small HTTP client of the runner's REST API for the CLI: JSON in and out, problem JSON turned
 // into readable errors, and an unreachable API named with what to do about it.
 
+import { errorCause, errorCode } from "../errors.ts";
+
 /** Exit codes of the CLI: a failed run is 1; usage, connection and API errors are 2. */
 export const EXIT = Object.freeze({ OK: 0, RUN_FAILED: 1, USAGE: 2, WAIT_TIMEOUT: 3 });
 
@@ -51,10 +53,11 @@ export interface RequestOptions {
 }
 
 function reasonOf(err: unknown): string {
-  const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
-  if (cause && typeof cause.code === "string") return cause.code;
+  const cause = errorCause(err);
+  const code = errorCode(cause);
+  if (code !== undefined) return code;
   if (err instanceof Error && err.name === "TimeoutError") return "no answer before the timeout";
-  if (cause && typeof cause.message === "string") return cause.message;
+  if (cause instanceof Error) return cause.message;
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -3,6 +3,7 @@
 // 18.16 does not print the user in most refusals ("Cannot drop table. DDL queries are prohibited
 // for the user"), so the account name comes from us.
 import { ClickHouseError } from "@clickhouse/client";
+import { errorCode } from "../errors.ts";
 
 /** Server error codes (ClickHouse src/Common/ErrorCodes.cpp; stable across versions). */
 export const CH_ERROR = Object.freeze({
@@ -71,8 +72,8 @@ export class ClickHouseRefusedError extends ClickHouseStatementError {}
 
 /** The server's error code in a 18.16 ("Code: 291, e.displayText() = …") or modern ("Code: 497. DB::Exception") text. */
 export function clickhouseErrorCode(err: unknown): number | undefined {
-  const fromField = (err as { code?: unknown } | null)?.code;
-  if (typeof fromField === "string" && /^\d+$/.test(fromField)) return Number(fromField);
+  const fromField = errorCode(err);
+  if (fromField !== undefined && /^\d+$/.test(fromField)) return Number(fromField);
   return codeInServerText(err instanceof Error ? err.message : String(err));
 }
 

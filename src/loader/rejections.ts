@@ -5,6 +5,7 @@
 // socket and client errors without a server code go through the same module's classifyFault.
 import { CH_ERROR, REFUSAL_CODES, clickhouseErrorCode } from "../clickhouse/errors.ts";
 import { TRANSIENT_CLICKHOUSE_CODES, classifyFault } from "../world/faults.ts";
+import { errorCause, errorCode } from "../errors.ts";
 
 /** Codes that are transient for a loader on top of the world's: the server may have room later. */
 const LOADER_TRANSIENT_CODES: ReadonlySet<number> = new Set([
@@ -74,9 +75,9 @@ function capText(text: string, capBytes: number): string {
 
 function socketCode(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e !== null && typeof e === "object" && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && /^[A-Z_]+$/.test(code)) return code;
-    e = (e as { cause?: unknown }).cause;
+    const code = errorCode(e);
+    if (code !== undefined && /^[A-Z_]+$/.test(code)) return code;
+    e = errorCause(e);
   }
   return undefined;
 }
@@ -85,7 +86,7 @@ function socketCode(err: unknown): string | undefined {
  * as transient; the loader treats unknown like transient (hold and retry), never as the rows' fault. */
 export function classifyRejection(err: unknown, textCapBytes = 4096): Rejection {
   const text = capText(err instanceof Error ? err.message : String(err), textCapBytes);
-  const code = clickhouseErrorCode(err) ?? clickhouseErrorCode((err as { cause?: unknown } | null)?.cause);
+  const code = clickhouseErrorCode(err) ?? clickhouseErrorCode(errorCause(err));
   if (code !== undefined) {
     const dataReason = DATA_REJECTION_REASONS.get(code);
     if (dataReason !== undefined) return { kind: "data", code, reason: dataReason, text };

@@ -176,6 +176,7 @@ export class Dag {
     try {
       return z.toJSONSchema(this.params, { unrepresentable: "any" }) as JsonValue;
     } catch {
+      // a params schema zod cannot express as JSON Schema: the form then checks nothing, the server still validates
       return {};
     }
   }

@@ -1,6 +1,7 @@
 // Postgres access for the engine: one pool, named (prepared) statements for the hot paths, and a
 // transaction helper. SQL text lives beside the module that uses it, as small constants.
 import pg from "pg";
+import { errorCode } from "../errors.ts";
 
 export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
 
@@ -30,8 +31,8 @@ export function createPool(connectionString: string, max: number): pg.Pool {
 const RECONNECTABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006"]);
 
 function isReconnectable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && RECONNECTABLE.has(code);
+  const code = errorCode(err);
+  return code !== undefined && RECONNECTABLE.has(code);
 }
 
 /**

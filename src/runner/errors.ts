@@ -79,12 +79,6 @@ export class TryNotHolderError extends RunnerError {
   }
 }
 
-/** The Postgres SQLSTATE of an error from pg, if it has one. */
-export function pgErrorCode(err: unknown): string | undefined {
-  if (err && typeof err === "object" && "code" in err && typeof err.code === "string") return err.code;
-  return undefined;
-}
-
 /** Abort reasons a task's signal can carry. */
 export class TaskTimeoutError extends Error {
   override name = "TaskTimeoutError";

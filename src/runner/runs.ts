@@ -4,7 +4,8 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Dag } from "./dag.ts";
 import { query, statement } from "./db.ts";
-import { DuplicateRunError, PG_ERROR, pgErrorCode } from "./errors.ts";
+import { DuplicateRunError, PG_ERROR } from "./errors.ts";
+import { errorCode } from "../errors.ts";
 import type { DagRegistry } from "./registry.ts";
 import type { RunConf, RunType, TriggerRequest } from "./types.ts";
 
@@ -95,7 +96,7 @@ export async function insertRun(db: pg.Pool | pg.PoolClient, r: NewRun): Promise
     if (runPk === undefined) throw new Error(`create_run returned no run for DAG '${r.dag.id}'`);
     return runPk;
   } catch (err) {
-    if (pgErrorCode(err) === PG_ERROR.UNIQUE_VIOLATION) throw new DuplicateRunError(r.dag.id, r.runId);
+    if (errorCode(err) === PG_ERROR.UNIQUE_VIOLATION) throw new DuplicateRunError(r.dag.id, r.runId);
     throw err;
   }
 }

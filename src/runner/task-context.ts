@@ -5,7 +5,8 @@ import type { Logger } from "pino";
 import type { TaskContext, TaskVariables } from "./dag.ts";
 import { type Queryable, inTransaction } from "./db.ts";
 import type { Engine } from "./engine.ts";
-import { PG_ERROR, TryNotHolderError, VariableNotFoundError, pgErrorCode } from "./errors.ts";
+import { PG_ERROR, TryNotHolderError, VariableNotFoundError } from "./errors.ts";
+import { errorCode } from "../errors.ts";
 import { addLine, type TrackedTry } from "./inflight.ts";
 import type { ClaimedTry } from "./task-tries.ts";
 import { deleteVariable, getVariable, setVariable } from "./variables.ts";
@@ -53,7 +54,7 @@ function taskVariables(engine: Engine, claim: ClaimedTry): TaskVariables {
         await write(client);
       });
     } catch (err) {
-      if (pgErrorCode(err) === PG_ERROR.TRY_NOT_HOLDER) {
+      if (errorCode(err) === PG_ERROR.TRY_NOT_HOLDER) {
         throw new TryNotHolderError(claim.dagId, claim.runId, claim.taskId, claim.tryNumber);
       }
       throw err;

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { apiListenHost, currentInstance, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
 import { watchKeeper } from "../stand/keeper-service.ts";
 import { standContext } from "../stand/stand.ts";
-import { coerceError } from "../errors.ts";
+import { coerceError, errorCode } from "../errors.ts";
 import { createRunner } from "../runner/runner.ts";
 import type { Runner } from "../runner/runner.ts";
 import { assertOpenListenSecured, isLoopbackHost } from "../api/auth.ts";
@@ -117,8 +117,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   } catch (err) {
     await runner.stop();
     await throttlePool.end();
-    const code = (err as { code?: unknown }).code;
-    if (code === "EADDRINUSE") {
+    if (errorCode(err) === "EADDRINUSE") {
       throw new Error(`port ${host}:${instance.port} is taken (${instance.name}: runner.api_port + ${instance.index - 1}): is another runner already running?`, {
         cause: err,
       });

@@ -108,6 +108,7 @@ export function readKeeperStateFile(ctx: StandContext): KeeperStateFile | undefi
     const parsed = stateFileSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
     return parsed.success ? parsed.data : undefined;
   } catch {
+    // no state file yet, or a torn one from a killed keeper: as if none (the keeper rewrites it)
     return undefined;
   }
 }

@@ -70,6 +70,7 @@ export async function answersWithin(check: () => Promise<boolean>): Promise<bool
   try {
     return await Promise.race([check(), sleepFalse(5000)]);
   } catch {
+    // any failure of the probe means the service does not answer
     return false;
   }
 }

@@ -6,7 +6,7 @@ import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, re
 import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { systemErrorCode } from "../errors.ts";
+import { errorCode } from "../errors.ts";
 
 export interface PidRecord {
   pid: number;
@@ -88,6 +88,7 @@ export class Supervisor {
       }
       return { want: parsed.want, by: String(parsed.by), at: String(parsed.at), ...(holder === undefined ? {} : { holder }) };
     } catch {
+      // a torn or foreign desire file: no desire recorded
       return undefined;
     }
   }
@@ -114,7 +115,7 @@ export class Supervisor {
         writeFileSync(file, `${process.pid}\n`, { flag: "wx" });
         break;
       } catch (err) {
-        if (systemErrorCode(err) !== "EEXIST") throw err;
+        if (errorCode(err) !== "EEXIST") throw err;
         const holder = Number(readFileSync(file, "utf8").trim());
         if (!Number.isInteger(holder) || holder <= 0 || !pidAlive(holder)) {
           rmSync(file, { force: true }); // its holder died holding it
@@ -234,6 +235,7 @@ function pidAlive(pid: number): boolean {
   try {
     return !isZombieOrDead(pid);
   } catch {
+    // no /proc entry to read: the process is gone
     return false;
   }
 }
@@ -244,6 +246,7 @@ export function isProcessOurs(record: PidRecord): boolean {
     if (isZombieOrDead(record.pid)) return false;
     return commandLine(record.pid).includes(record.marker);
   } catch {
+    // no /proc entry to read: the process is gone
     return false;
   }
 }
@@ -285,6 +288,7 @@ function hasExited(record: PidRecord): boolean {
   try {
     return isZombieOrDead(record.pid) || runsAnotherCommand(record);
   } catch {
+    // no /proc entry to read: the process is gone
     return true;
   }
 }
@@ -295,6 +299,7 @@ function isGone(record: PidRecord): boolean {
   try {
     return runsAnotherCommand(record);
   } catch {
+    // no /proc entry to read: the process is gone
     return true;
   }
 }

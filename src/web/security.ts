@@ -37,6 +37,7 @@ export function hostNameOf(hostHeader: string | undefined): string | undefined {
   try {
     return new URL(`http://${hostHeader}`).hostname.replace(/^\[(.*)\]$/, "$1");
   } catch {
+    // a Host header that is no host: treated as absent (the request is refused as off-host)
     return undefined;
   }
 }

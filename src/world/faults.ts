@@ -3,7 +3,7 @@
 // socket error code. World DAGs pass isTransientFault to the runner (DagOptions.isRetryable): a
 // transient fault is retried with the task's jittered backoff, a permanent one fails at once.
 import { ClickHouseStatementError, CH_ERROR, clickhouseServerCode } from "../clickhouse/errors.ts";
-import { pgErrorCode } from "../runner/errors.ts";
+import { errorCause, errorCode } from "../errors.ts";
 
 /** ClickHouse codes that a later try can outlive: a replica in readonly mode (its ZooKeeper session
  * was lost or is being restored), ZooKeeper trouble, timeouts, network errors, overload. */
@@ -47,7 +47,7 @@ function chain(err: unknown): unknown[] {
   let current: unknown = err;
   while (current !== undefined && current !== null && seen.length < 10 && !seen.includes(current)) {
     seen.push(current);
-    current = (current as { cause?: unknown }).cause;
+    current = errorCause(current);
   }
   return seen;
 }
@@ -67,7 +67,7 @@ export function classifyFault(err: unknown): FaultClass {
         return "transient";
       }
     }
-    const code = pgErrorCode(e);
+    const code = errorCode(e);
     if (code !== undefined && TRANSIENT_SOCKET_CODES.has(code)) return "transient";
     // a SQLSTATE: five digits or capitals with at least one digit (socket codes like EPIPE have none)
     if (code !== undefined && /^(?=.*\d)[0-9A-Z]{5}$/.test(code)) return transientPgCode(code) ? "transient" : "permanent";

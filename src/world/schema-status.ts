@@ -5,7 +5,8 @@ import type pg from "pg";
 import { connectClickHouse } from "../clickhouse/client.ts";
 import { detectPlatform } from "../clickhouse/platform.ts";
 import { loadStandConfig } from "../config/stand.ts";
-import { PG_ERROR, pgErrorCode } from "../runner/errors.ts";
+import { PG_ERROR } from "../runner/errors.ts";
+import { errorCode } from "../errors.ts";
 import { checkCatalogue, type CatalogueDrift } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";
 import { errorMessage } from "../errors.ts";
@@ -162,7 +163,7 @@ export async function readSchemaStatus(pool: pg.Pool, position: string | null): 
   try {
     [build, check] = await Promise.all([readWorldBuild(pool), checkCatalogue(pool, config)]);
   } catch (err) {
-    if (pgErrorCode(err) === PG_ERROR.UNDEFINED_TABLE) throw new SchemaLedgerMissingError({ cause: err });
+    if (errorCode(err) === PG_ERROR.UNDEFINED_TABLE) throw new SchemaLedgerMissingError({ cause: err });
     throw err;
   }
   const catalogue: CatalogueStatus = {

@@ -21,7 +21,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { postgresUrl, repoRoot } from "../../src/config/stand.ts";
-import { childExitCode, childOutput, systemErrorCode } from "../../src/errors.ts";
+import { childExitCode, childOutput, errorCode } from "../../src/errors.ts";
 import type { ServiceRecord } from "../../src/stand/keeper.ts";
 import { ensureKeeper, KEEPER_SERVICE, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
 import { ensureLoader, loaderPid, stopLoader } from "../../src/stand/loader-service.ts";
@@ -156,7 +156,7 @@ describe("the keeper heals the stand (test stand)", { skip: keeperConfig ? false
           await probe.end();
           await sleep(100);
         } catch (err) {
-          refused = systemErrorCode(err);
+          refused = errorCode(err);
         }
       }
       assert.equal(refused, "57P03", "a new client is refused with cannot_connect_now (the database system is shutting down)");

@@ -4,6 +4,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { repoRoot } from "../../config/stand.ts";
+import { errorCode } from "../../errors.ts";
 import { RUN_STATES } from "../../runner/types.ts";
 import type { DagSummary } from "../../runner/types.ts";
 import { API_VERSION } from "../version.ts";
@@ -45,8 +46,10 @@ export function dagInfoRoutes({ runner, auth, importErrors }: ApiContext): Route
     if (!file.startsWith(repoRoot + path.sep)) return null;
     try {
       return await readFile(file, "utf8");
-    } catch {
-      return null;
+    } catch (err) {
+      // a file moved or deleted since the DAG was loaded has no source to show; anything else is a fault
+      if (errorCode(err) === "ENOENT") return null;
+      throw err;
     }
   }
 

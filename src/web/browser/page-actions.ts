@@ -58,6 +58,7 @@ function wireTriggerForm(form: HTMLFormElement, onStateChanged: () => void): voi
   try {
     schema = JSON.parse(form.dataset.paramsSchema || "{}");
   } catch {
+    // a malformed schema attribute: the form checks nothing, the server still validates
     schema = {};
   }
   textarea.addEventListener("input", () => showFieldError(textarea, errorNode, readConf(textarea.value, schema).problem ?? ""));
@@ -121,6 +122,7 @@ function wireRunAction(button: HTMLButtonElement, onStateChanged: () => void): v
   try {
     body = JSON.parse(button.dataset.body ?? "{}");
   } catch {
+    // a malformed body attribute: send an empty body, the server answers what is missing
     body = {};
   }
   const press = async (): Promise<void> => {
