@@ -7,7 +7,7 @@ STAND := $(TSX) src/stand/cli.ts
 WORLD := $(TSX) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
-.PHONY: help install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
+.PHONY: help runner-schema install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
 	snapshot restore snapshots snapshot-rm ch psql kafka-lag bi bi-down smoke check-clickhouse check-services doctor config-test lint typecheck test test-full test-fast generate-batch generate-live bench dq
 
 help: ## list the targets
@@ -96,6 +96,9 @@ lint: ## eslint with type-aware rules
 typecheck: ## tsc --noEmit: the Node code, then the browser code (src/web/browser, DOM types)
 	npx tsc -p tsconfig.json --noEmit
 	npx tsc -p src/web/browser/tsconfig.json --noEmit
+
+runner-schema: install ## write src/runner/schema.sql, the runner schema after its last migration (pg_dump on the test stand's Postgres): run it after adding a runner migration (docs/runner.md)
+	bash scripts/test-stand.sh $(TSX) scripts/runner-schema.ts
 
 test-fast: ## typecheck, lint and every test that needs no service (test/service-free.txt), all at once, no stand started (about 55 s here)
 	bash scripts/run-tests.sh --fast
