@@ -12,7 +12,7 @@ import { splitSqlStatements } from "../src/clickhouse/sql-statements.ts";
 import { renderTemplate, type TemplateValues } from "../src/clickhouse/sql-template.ts";
 import { kafkaBroker, loadStandConfig, repoRoot, type StandConfig } from "../src/config/stand.ts";
 import { standContext } from "../src/stand/stand.ts";
-import { isProcessOurs } from "../src/stand/supervisor.ts";
+import { isProcessOurs } from "../src/services/supervisor.ts";
 import { readCatalogCsv, worldTemplateValues } from "../src/world/ddl-template.ts";
 import { kafkaEngineClause, kafkaPositionExpressions } from "./kafka-engine.ts";
 import { listDdlFiles } from "../tasks/ddl.ts";

@@ -12,7 +12,7 @@
 import { defineDag } from "../src/runner/dag.ts";
 import { loadStandConfig } from "../src/config/stand.ts";
 import { SnapshotStore } from "../src/stand/snapshot-store.ts";
-import { standPaths } from "../src/stand/paths.ts";
+import { standPaths } from "../src/services/paths.ts";
 import { positionBeforeRun, recordRestore } from "../src/world/restores.ts";
 import { withRunnerDb } from "../src/world/schema-ledger.ts";
 import { WORLD_POSITION_KEY } from "../src/world/position.ts";

@@ -2,14 +2,14 @@
 // seen another way: a "second host" (harness/second-host.ts: its own state directory and ports) or
 // a pool of loaders or runners on the test stand itself (the same state and ports, loader.instances
 // or runner.instances raised). The derived config is written as a file, because the processes
-// started from such a context read it (STAND_CONFIG is handed to them: src/stand/node-service.ts).
+// started from such a context read it (STAND_CONFIG is handed to them: src/services/node-service.ts).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
 import { parseStandConfig, repoRoot, standConfigPath } from "../src/config/stand.ts";
-import { standPaths } from "../src/stand/paths.ts";
-import type { StandContext } from "../src/stand/service.ts";
-import { Supervisor } from "../src/stand/supervisor.ts";
+import { standPaths } from "../src/services/paths.ts";
+import type { StandContext } from "../src/services/service.ts";
+import { Supervisor } from "../src/services/supervisor.ts";
 
 export type RawStandConfig = Record<string, Record<string, unknown>> & { state_dir: string };
 

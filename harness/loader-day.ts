@@ -7,7 +7,7 @@ import type { Admin } from "kafkajs";
 import { World, generateDay } from "../generator/src/day.ts";
 import { DEFAULT_SEED } from "../generator/src/world.ts";
 import type { StandConfig } from "../src/config/stand.ts";
-import { loaderBaseUrl, loaderHealth } from "../src/stand/loader-service.ts";
+import { loaderBaseUrl, loaderHealth } from "../src/services/loader-service.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
 import { standWorldSize } from "../src/world/passport.ts";
 import { groupProgress, topicEndOffsets } from "../src/loader/group-progress.ts";

@@ -9,7 +9,7 @@ import { ApiResponseError, RunnerApiClient } from "../src/cli/client.ts";
 import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
 import type pg from "pg";
 import { apiBaseUrl, loadStandConfig, repoRoot } from "../src/config/stand.ts";
-import { ensureRunner, runnerPid, stopRunner } from "../src/stand/runner-service.ts";
+import { ensureRunner, runnerPid, stopRunner } from "../src/services/runner-service.ts";
 import { standContext } from "../src/stand/stand.ts";
 import { withRunnerDb as withLedgerDb } from "../src/world/schema-ledger.ts";
 import { WORLD_POSITION_KEY } from "../src/world/position.ts";

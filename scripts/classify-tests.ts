@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parseStandConfig, repoRoot } from "../src/config/stand.ts";
-import { standPaths } from "../src/stand/paths.ts";
-import { removeExternalDataDir } from "../src/stand/postgres.ts";
+import { standPaths } from "../src/services/paths.ts";
+import { removeExternalDataDir } from "../src/services/postgres.ts";
 import { shiftedStandConfigText } from "../harness/shifted-stand.ts";
 
 const run = promisify(execFile);

@@ -2,7 +2,7 @@
 # Installs what the local stand needs and is missing, and says what it did; seconds when all is there.
 #  - npm packages (npm ci) when node_modules is missing or older than package-lock.json
 #  - Debian packages: PostgreSQL, ClickHouse server+client, ZooKeeper, Java, Maven, Chromium (web view
-#    tests), kcat, Prometheus (a stand service: src/stand/prometheus.ts)
+#    tests), kcat, Prometheus (a stand service: src/addons/prometheus.ts)
 #  - the Kafka jars (kafka_2.13 + runtime dependencies) for the version in stand.yaml, via Maven,
 #    into <state_dir>/kafka/libs, and its command-line tools' (kafka-tools) into <state_dir>/kafka/tools
 #    (git-ignored; `stand up` writes the scripts that run them into <state_dir>/bin)
@@ -89,7 +89,7 @@ venv_pid=$!
 fetch_jars "jars" "$libs_dir" "    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$kafka_version</version></dependency>
     <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency>"
 
-# Kafka's command-line tools (src/stand/field-tools.ts): kafka-tools holds kafka-topics, the console
+# Kafka's command-line tools (src/addons/field-tools.ts): kafka-tools holds kafka-topics, the console
 # consumer and producer, consumer-groups and get-offsets; connect-runtime (Kafka Connect's worker, for
 # connect-plugin-path only) is left out
 fetch_jars "tools' jars" "$tools_dir" "    <dependency>

@@ -13,7 +13,7 @@ import { quietStandContext } from "../src/stand/diagnose.ts";
 import { listTree } from "../src/stand/snapshot-tree.ts";
 import { layoutDifferences, mib, SnapshotRefusedError, SnapshotStore, snapshotParts, standLayout, type SnapshotManifest } from "../src/stand/snapshot-store.ts";
 import { startWorldServices, stopWorldServices } from "../src/stand/stand.ts";
-import type { StandContext } from "../src/stand/service.ts";
+import type { StandContext } from "../src/services/service.ts";
 import { WorldTaskError, throwIfAborted, type TaskIo } from "../src/world/io.ts";
 import { recordWorldCatalogue } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, recordAppliedDdl, withRunnerDb, type DdlFileChecksum } from "../src/world/schema-ledger.ts";

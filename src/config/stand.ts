@@ -126,7 +126,7 @@ export const standConfigSchema = z
       })
       .strict(),
     /**
-     * The stand's keeper (src/stand/keeper.ts): restarts a service that died or stopped serving
+     * The stand's keeper (src/keeper/policy.ts): restarts a service that died or stopped serving
      * while it is wanted up, with backoff, and marks one that keeps dying as crash-looping. Absent:
      * nothing restarts the services (docker compose has its own restart policies).
      */
@@ -152,7 +152,7 @@ export const standConfigSchema = z
     /**
      * Prometheus (Debian's package) as a stand service: scrapes the runner, the loader, the keeper
      * and itself, keeps their history, and evaluates the stand's alerting rules
-     * (src/stand/prometheus.ts, docs/stand.md "Prometheus"). Absent: no Prometheus.
+     * (src/addons/prometheus.ts, docs/stand.md "Prometheus"). Absent: no Prometheus.
      */
     prometheus: z
       .object({
@@ -172,7 +172,7 @@ export const standConfigSchema = z
       .strict()
       .optional(),
     /**
-     * Superset, the BI tool, on the stand's marts (src/stand/superset.ts, docs/stand.md "A BI tool"):
+     * Superset, the BI tool, on the stand's marts (src/addons/superset.ts, docs/stand.md "A BI tool"):
      * optional, started by `make bi` only (never by `make up`), from the pinned virtualenv .venv-bi.
      * It reads ClickHouse as the `reader` account. Absent: no `make bi`.
      */
@@ -212,6 +212,8 @@ export const standConfigSchema = z
 
 export type StandConfig = z.infer<typeof standConfigSchema>;
 export type ClickHouseNodeConfig = z.infer<typeof clickhouseNode>;
+/** The BI add-on's section (Superset), when the stand has one. */
+export type BiConfig = NonNullable<StandConfig["bi"]>;
 
 export class ConfigError extends Error {
   constructor(

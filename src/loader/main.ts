@@ -1,4 +1,4 @@
-// The loader service: runs with the stand (src/stand/loader-service.ts starts it after Kafka and
+// The loader service: runs with the stand (src/services/loader-service.ts starts it after Kafka and
 // ClickHouse), serves GET /health and GET /metrics on 127.0.0.1:loader.port (+ k - 1 for instance k
 // of loader.instances: each joins the groups, Kafka splits the partitions), and consumes the
 // world's topics only while the world DAGs ask for it (loader.control, src/loader/control.ts):

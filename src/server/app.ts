@@ -13,7 +13,7 @@ import { snapshotRows } from "../world-ops/snapshots.ts";
 import { readRestores } from "../world/restores.ts";
 import { quietStandContext } from "../stand/diagnose.ts";
 import { standStatus } from "../stand/stand.ts";
-import { describeLastExit } from "../stand/keeper.ts";
+import { describeLastExit } from "../keeper/policy.ts";
 import { createWebRouter } from "../web/router.ts";
 import { worldApiRoutes } from "../web/world-api.ts";
 import { kafkaOffsetsReader } from "../web/kafka-lag.ts";

@@ -9,7 +9,7 @@ import pg from "pg";
 import { pino } from "pino";
 import type { Logger } from "pino";
 import { apiListenHost, currentInstance, loadStandConfig, postgresUrl, processEnv } from "../config/stand.ts";
-import { watchKeeper } from "../stand/keeper-service.ts";
+import { watchKeeper } from "../keeper/keeper-service.ts";
 import { standContext } from "../stand/stand.ts";
 import { coerceError, errorCode } from "../errors.ts";
 import { createRunner } from "../runner/runner.ts";

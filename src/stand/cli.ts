@@ -5,9 +5,9 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { Command, Option } from "commander";
 import { loadStandConfig } from "../config/stand.ts";
-import { fetchedToolsVersion, fieldToolPaths } from "./field-tools.ts";
-import { renderRules } from "./prometheus.ts";
-import { describeLastExit } from "./keeper.ts";
+import { fetchedToolsVersion, fieldToolPaths } from "../addons/field-tools.ts";
+import { renderRules } from "../addons/prometheus.ts";
+import { describeLastExit } from "../keeper/policy.ts";
 import { biDown, biUp, standClean, standContext, standDown, standStatus, standUp } from "./stand.ts";
 import { errorMessage } from "../errors.ts";
 

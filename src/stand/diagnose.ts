@@ -6,11 +6,11 @@
 import type { StandConfig } from "../config/stand.ts";
 import { loadStandConfig } from "../config/stand.ts";
 import { errorMessage } from "../errors.ts";
-import { nodeServicePaths } from "./node-service.ts";
-import { standPaths } from "./paths.ts";
-import type { StandContext } from "./service.ts";
+import { nodeServicePaths } from "../services/node-service.ts";
+import { standPaths } from "../services/paths.ts";
+import type { StandContext } from "../services/service.ts";
 import { standStatus } from "./stand.ts";
-import { Supervisor } from "./supervisor.ts";
+import { Supervisor } from "../services/supervisor.ts";
 
 export interface Finding {
   /** The service or thing: "clickhouse-ch2", "loader", "keeper". */

@@ -1,6 +1,6 @@
-// The keeper process: `stand up` starts it last (src/stand/keeper-service.ts); it looks at every
+// The keeper process: `stand up` starts it last (src/keeper/keeper-service.ts); it looks at every
 // stand service each second and restarts what died or stopped serving while wanted up
-// (src/stand/keeper.ts has the rule). It serves GET /health, GET /status (the records) and
+// (src/keeper/policy.ts has the rule). It serves GET /health, GET /status (the records) and
 // GET /metrics on 127.0.0.1:keeper.port, and writes <state_dir>/keeper/state.json after each look.
 // SIGTERM/SIGINT: finish the current look, exit 0; what it started keeps running.
 import { createServer, type ServerResponse } from "node:http";
@@ -8,10 +8,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { errorMessage } from "../errors.ts";
-import { Keeper } from "./keeper.ts";
-import { KEEPER_SERVICE, readKeeperStateFile, writeKeeperState, type KeeperStateFile } from "./keeper-service.ts";
-import { keptServices } from "./kept-services.ts";
-import { standContext } from "./stand.ts";
+import { Keeper } from "../keeper/policy.ts";
+import { KEEPER_SERVICE, readKeeperStateFile, writeKeeperState, type KeeperStateFile } from "../keeper/keeper-service.ts";
+import { keptServices } from "../keeper/kept-services.ts";
+import { keptInfrastructure, standContext } from "./stand.ts";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -28,7 +28,7 @@ export async function main(): Promise<void> {
 
   const startedAt = new Date().toISOString();
   const keeper = new Keeper(
-    keptServices(ctx),
+    keptServices(ctx, keptInfrastructure(ctx)),
     {
       hungAfterMs: keeperConfig.hung_after_seconds * 1000,
       restartLimit: keeperConfig.restart_limit,

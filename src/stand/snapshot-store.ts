@@ -11,7 +11,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { StandConfig } from "../config/stand.ts";
 import { errorMessage } from "../errors.ts";
-import type { StandPaths } from "./paths.ts";
+import type { StandPaths } from "../services/paths.ts";
 import { addCopies, copyTree, emptyCopy, listTree, measureTree, type BulkDirs, type LinkRule, type TreeCopy, type TreeFilter } from "./snapshot-tree.ts";
 
 /** A snapshot's name: a file name of its own, never a path. */

@@ -1,25 +1,26 @@
 // The local-process stand as a whole: which services, in which order, and the up/down/status/clean
 // operations the CLI exposes. Start order follows dependencies: ClickHouse needs ZooKeeper, and the
-// loader (our own process, src/stand/loader-service.ts) needs Postgres, Kafka and ClickHouse, so it
+// loader (our own process, src/services/loader-service.ts) needs Postgres, Kafka and ClickHouse, so it
 // starts last and stops first.
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { loadStandConfig, poolInstance, repoRoot, standConfigPath } from "../config/stand.ts";
-import { clickhouseNodeService } from "./clickhouse.ts";
-import { fetchedToolsVersion, writeFieldTools } from "./field-tools.ts";
-import { kafkaService } from "./kafka.ts";
-import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "./keeper-service.ts";
-import { ensureLoaders, loaderStatuses, stopLoaders } from "./loader-service.ts";
-import { standPaths } from "./paths.ts";
+import { clickhouseNodeService } from "../services/clickhouse.ts";
+import { fetchedToolsVersion, writeFieldTools } from "../addons/field-tools.ts";
+import { kafkaService } from "../services/kafka.ts";
+import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "../keeper/keeper-service.ts";
+import { ensureLoaders, loaderStatuses, stopLoaders } from "../services/loader-service.ts";
+import { standPaths } from "../services/paths.ts";
 import { SnapshotStore } from "./snapshot-store.ts";
-import { supersetService } from "./superset.ts";
-import { postgresService, removeExternalDataDir } from "./postgres.ts";
-import { prometheusService } from "./prometheus.ts";
-import { runnerHealthy, runnerInstances, runnerPid } from "./runner-service.ts";
-import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "./service.ts";
-import { nodeServiceSupervisor } from "./node-service.ts";
-import { Supervisor } from "./supervisor.ts";
-import { zookeeperService } from "./zookeeper.ts";
+import { supersetService } from "../addons/superset.ts";
+import { postgresService, removeExternalDataDir } from "../services/postgres.ts";
+import { prometheusService } from "../addons/prometheus.ts";
+import { runnerHealthy, runnerInstances, runnerPid } from "../services/runner-service.ts";
+import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "../services/service.ts";
+import { nodeServiceSupervisor } from "../services/node-service.ts";
+import { Supervisor } from "../services/supervisor.ts";
+import type { ServiceRecord } from "../keeper/policy.ts";
+import { zookeeperService } from "../services/zookeeper.ts";
 
 export function standContext(print: (line: string) => void = (line) => console.log(line)): StandContext {
   const config = loadStandConfig();
@@ -84,6 +85,11 @@ export async function startWorldServices(ctx: StandContext): Promise<void> {
   await ensureLoaders(ctx);
 }
 
+/** The infrastructure the keeper keeps, in start order: what `stand up` starts, and Superset (kept once `make bi` wanted it up). */
+export function keptInfrastructure(ctx: StandContext): ServiceDefinition[] {
+  return [...serviceGroups(ctx).flat(), ...optionalServices(ctx)];
+}
+
 /** The services `make up` does not start, only their own target: Superset (`make bi`), when configured. */
 export function optionalServices(ctx: StandContext): ServiceDefinition[] {
   return ctx.config.bi ? [supersetService(ctx, ctx.config.bi)] : [];
@@ -113,8 +119,13 @@ export async function standDown(ctx: StandContext): Promise<void> {
   }
 }
 
+/** A service's health with the keeper's record of it (restarts, last exit, state), when a keeper ever looked at it. */
+export interface KeptServiceStatus extends ServiceStatus {
+  kept?: ServiceRecord;
+}
+
 export interface StandStatus {
-  services: ServiceStatus[];
+  services: KeptServiceStatus[];
   /** What the keeper knows (restarts, last exits, crash-looping), and whether it is current. */
   keeper: KeeperView;
 }
@@ -126,7 +137,7 @@ export interface StandStatus {
  */
 export async function standStatus(ctx: StandContext): Promise<StandStatus> {
   const keeper = readKeeperView(ctx);
-  const services = await Promise.all([
+  const services: KeptServiceStatus[] = await Promise.all([
     ...serviceGroups(ctx)
       .flat()
       .map((service) => serviceStatus(ctx, service)),

@@ -1,5 +1,5 @@
 // The last hour of the loader's consumer lag and rows placed, per minute, read from the stand's
-// Prometheus (src/stand/prometheus.ts) for the World page: Prometheus keeps the history, the page
+// Prometheus (src/addons/prometheus.ts) for the World page: Prometheus keeps the history, the page
 // only asks it (GET /api/v1/query_range), and links to it for anything else.
 import { z } from "zod";
 import type { StandConfig } from "../config/stand.ts";

@@ -28,7 +28,7 @@ import { withRunnerDb } from "../world/schema-ledger.ts";
 import { removeSnapshot, snapshotRows } from "./snapshots.ts";
 import { WORLD_DAG_IDS } from "../world/position.ts";
 import { loadExpectations, runClickHouseChecks } from "./checks.ts";
-import { ensureRunners, runnerHealthy, runnerInstances, stopRunners } from "../stand/runner-service.ts";
+import { ensureRunners, runnerHealthy, runnerInstances, stopRunners } from "../services/runner-service.ts";
 import { standContext, standDown, standStatus, standUp } from "../stand/stand.ts";
 import { apiClient, readWorldPositionText, renderWorldSummary, runWorldDag } from "./report.ts";
 import { doctorFindings, rebuildRefusal } from "./doctor.ts";

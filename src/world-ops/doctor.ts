@@ -7,7 +7,7 @@ import type { DagRunResponse } from "../api/schemas.ts";
 import { ApiResponseError } from "../cli/client.ts";
 import { errorMessage } from "../errors.ts";
 import { describeFindings, safeStandFindings, type Finding } from "../stand/diagnose.ts";
-import type { StandContext } from "../stand/service.ts";
+import type { StandContext } from "../services/service.ts";
 import { standUp } from "../stand/stand.ts";
 import { WORLD_DAG_IDS } from "../world/position.ts";
 import { apiClient, readWorldPositionText } from "./report.ts";

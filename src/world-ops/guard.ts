@@ -18,7 +18,7 @@ import { quoteIdentifier, quoteString } from "../clickhouse/sql.ts";
 import { collectPorts, kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/stand.ts";
 import { APPLICATION_DATABASES } from "../world/constants.ts";
 import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/position.ts";
-import { isPortOpen } from "../stand/supervisor.ts";
+import { isPortOpen } from "../services/supervisor.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface WorldSnapshot {

@@ -4,7 +4,7 @@
 // schema is today's sql/ddl/, so a list never offers a restore that would be refused for it.
 import type { StandConfig } from "../config/stand.ts";
 import { errorMessage } from "../errors.ts";
-import { standPaths } from "../stand/paths.ts";
+import { standPaths } from "../services/paths.ts";
 import { SnapshotStore, schemaChecksum } from "../stand/snapshot-store.ts";
 import type { SnapshotSummary } from "../world/restores.ts";
 import { currentDdlFiles } from "../world/schema-ledger.ts";

@@ -8,8 +8,8 @@ import path from "node:path";
 import { describe, test } from "node:test";
 import { MIN_OPEN_TOKEN_LENGTH } from "../../src/api/auth.ts";
 import { repoRoot } from "../../src/config/stand.ts";
-import { LOADER_ENTRY } from "../../src/stand/loader-service.ts";
-import { renderRules } from "../../src/stand/prometheus.ts";
+import { LOADER_ENTRY } from "../../src/services/loader-service.ts";
+import { renderRules } from "../../src/addons/prometheus.ts";
 import {
   bindSourcePath,
   dockerfileInstructions,

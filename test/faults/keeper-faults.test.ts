@@ -1,4 +1,4 @@
-// The keeper (src/stand/keeper.ts) against real processes on the test stand, where `stand up` does
+// The keeper (src/keeper/policy.ts) against real processes on the test stand, where `stand up` does
 // not start it (keeper.autostart: false) and this file does: each fault is made for real and no
 // command is typed until the outcome is asserted.
 // - a frozen ZooKeeper past its start-up time: `stand up` alone stops it and starts it again.
@@ -22,11 +22,11 @@ import pg from "pg";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { postgresUrl, repoRoot } from "../../src/config/stand.ts";
 import { childExitCode, childOutput, errorCode } from "../../src/errors.ts";
-import type { ServiceRecord } from "../../src/stand/keeper.ts";
-import { ensureKeeper, KEEPER_SERVICE, readKeeperView, stopKeeper } from "../../src/stand/keeper-service.ts";
-import { ensureLoader, loaderPid, stopLoader } from "../../src/stand/loader-service.ts";
-import { nodeServiceSupervisor } from "../../src/stand/node-service.ts";
-import { startFailPointFile } from "../../src/stand/service.ts";
+import type { ServiceRecord } from "../../src/keeper/policy.ts";
+import { ensureKeeper, KEEPER_SERVICE, readKeeperView, stopKeeper } from "../../src/keeper/keeper-service.ts";
+import { ensureLoader, loaderPid, stopLoader } from "../../src/services/loader-service.ts";
+import { nodeServiceSupervisor } from "../../src/services/node-service.ts";
+import { startFailPointFile } from "../../src/services/service.ts";
 import { standContext, standUp } from "../../src/stand/stand.ts";
 import { releaseAllLoaderPauses, waitForLoaderConsuming } from "../../harness/loader-day.ts";
 import { playDay } from "../../harness/faulted-day.ts";

@@ -14,7 +14,7 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Producer } from "kafkajs";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
-import { ensureLoader, loaderHealth, loaderPid } from "../../src/stand/loader-service.ts";
+import { ensureLoader, loaderHealth, loaderPid } from "../../src/services/loader-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
 import {

@@ -9,7 +9,7 @@
 // run (runner.pause_points) or the loader (/fail-points) there until the fault is done.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { runnerPid } from "../../src/stand/runner-service.ts";
+import { runnerPid } from "../../src/services/runner-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { expectCanonicalOds } from "../lifecycle/world-checks.ts";

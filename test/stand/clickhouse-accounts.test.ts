@@ -8,7 +8,7 @@ import { loadStandConfig } from "../../src/config/stand.ts";
 import { connectClickHouse, type AccountKey, type StandClickHouse } from "../../src/clickhouse/client.ts";
 import { CH_ERROR, ClickHouseRefusedError } from "../../src/clickhouse/errors.ts";
 import { quoteIdentifier as id } from "../../src/clickhouse/sql.ts";
-import { ACCOUNT_PROBE_DATABASES } from "../../src/stand/clickhouse-config.ts";
+import { ACCOUNT_PROBE_DATABASES } from "../../src/services/clickhouse-config.ts";
 import { randomName } from "../../harness/live-stand.ts";
 
 const config = loadStandConfig();

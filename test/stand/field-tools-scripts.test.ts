@@ -1,4 +1,4 @@
-// The Kafka tool scripts `stand up` writes (src/stand/field-tools.ts), with no stand: a `java` on PATH
+// The Kafka tool scripts `stand up` writes (src/addons/field-tools.ts), with no stand: a `java` on PATH
 // that prints its arguments shows what each script would run: this stand's --bootstrap-server unless
 // the command line names one, the tool's own class, and both jar directories on the class path.
 import assert from "node:assert/strict";
@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadStandConfig } from "../../src/config/stand.ts";
-import { KAFKA_TOOLS, writeFieldTools, type KafkaTool } from "../../src/stand/field-tools.ts";
-import { standPaths } from "../../src/stand/paths.ts";
+import { KAFKA_TOOLS, writeFieldTools, type KafkaTool } from "../../src/addons/field-tools.ts";
+import { standPaths } from "../../src/services/paths.ts";
 
 describe("the Kafka tool scripts stand up writes", () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "field-tools-"));

@@ -8,7 +8,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { repoRoot } from "../../src/config/stand.ts";
-import { fetchedToolsVersion, fieldToolPaths } from "../../src/stand/field-tools.ts";
+import { fetchedToolsVersion, fieldToolPaths } from "../../src/addons/field-tools.ts";
 import { standContext } from "../../src/stand/stand.ts";
 import { randomName } from "../../harness/live-stand.ts";
 

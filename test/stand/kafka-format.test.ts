@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { describe, it } from "node:test";
-import { randomKafkaClusterId, storageFormatArgs } from "../../src/stand/kafka.ts";
+import { randomKafkaClusterId, storageFormatArgs } from "../../src/services/kafka.ts";
 import { standContext } from "../../src/stand/stand.ts";
 
 const execFileAsync = promisify(execFile);

@@ -1,13 +1,13 @@
-// The keeper's rule (src/stand/keeper.ts) on services made of plain state and a clock of our own:
+// The keeper's rule (src/keeper/policy.ts) on services made of plain state and a clock of our own:
 // restarts with doubling backoff, crash-looping after the limit and cleared only by a new start
 // request, a service wanted down left alone, a dependency waited for, a live process that does not
 // serve stopped and started again. The keeper against real processes is test/faults/keeper-faults.test.ts.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Keeper, restartDelayMs, type KeptService, type ServiceRecord } from "../../src/stand/keeper.ts";
-import type { ExitInfo, PidRecord, Want } from "../../src/stand/supervisor.ts";
-import { keptServices } from "../../src/stand/kept-services.ts";
-import { standContext } from "../../src/stand/stand.ts";
+import { Keeper, restartDelayMs, type KeptService, type ServiceRecord } from "../../src/keeper/policy.ts";
+import type { ExitInfo, PidRecord, Want } from "../../src/services/supervisor.ts";
+import { keptServices } from "../../src/keeper/kept-services.ts";
+import { keptInfrastructure, standContext } from "../../src/stand/stand.ts";
 import { loadStandConfig } from "../../src/config/stand.ts";
 
 class Clock {
@@ -194,7 +194,7 @@ describe("the keeper's rule", () => {
 
   it("the stand's kept services say what each needs: a ClickHouse node is not started before ZooKeeper serves", () => {
     // keptServices only builds descriptions (no process is looked at); the stand config in force is read
-    const needs = Object.fromEntries(keptServices(standContext(() => undefined)).map((s) => [s.name, s.needs]));
+    const needs = Object.fromEntries(keptServices(standContext(() => undefined), keptInfrastructure(standContext(() => undefined))).map((s) => [s.name, s.needs]));
     for (const node of loadStandConfig().clickhouse.nodes) assert.deepEqual(needs[`clickhouse-${node.name}`], ["zookeeper"], node.name);
     assert.deepEqual(needs.zookeeper, []);
     assert.deepEqual(needs.runner, ["postgres"]);

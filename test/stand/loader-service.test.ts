@@ -1,4 +1,4 @@
-// The loader as a stand service (src/stand/loader-service.ts), with real processes: a stand-in entry
+// The loader as a stand service (src/services/loader-service.ts), with real processes: a stand-in entry
 // point written here (an HTTP /health like src/loader/main.ts's, a log line on SIGTERM) runs under
 // its own state directory and a free port, so the test stand's own loader is never touched. It is
 // started, reported by status, not started twice, restarted on changed code, stopped with SIGTERM,
@@ -12,10 +12,10 @@ import os from "node:os";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { loadStandConfig } from "../../src/config/stand.ts";
-import { ensureLoader, loaderPaths, loaderPid, loaderStatus, stopLoader } from "../../src/stand/loader-service.ts";
-import { PortTakenError, type StandContext } from "../../src/stand/service.ts";
-import { standPaths } from "../../src/stand/paths.ts";
-import { isProcessOurs, Supervisor } from "../../src/stand/supervisor.ts";
+import { ensureLoader, loaderPaths, loaderPid, loaderStatus, stopLoader } from "../../src/services/loader-service.ts";
+import { PortTakenError, type StandContext } from "../../src/services/service.ts";
+import { standPaths } from "../../src/services/paths.ts";
+import { isProcessOurs, Supervisor } from "../../src/services/supervisor.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "stand-loader-"));
 const entry = path.join(dir, "fake-loader-main.ts");

@@ -1,4 +1,4 @@
-// The stand's Prometheus config and alerting rules (src/stand/prometheus.ts), checked by Prometheus's
+// The stand's Prometheus config and alerting rules (src/addons/prometheus.ts), checked by Prometheus's
 // own promtool with no stand: the rendered config and rules are valid, and each alert fires on the
 // series of its state and stays quiet on series that look alike but are fine (promtool test rules).
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
 import { loadStandConfig } from "../../src/config/stand.ts";
-import { alertRules, renderPrometheusConfig, renderRules, scrapeTargets, type AlertRule } from "../../src/stand/prometheus.ts";
+import { alertRules, renderPrometheusConfig, renderRules, scrapeTargets, type AlertRule } from "../../src/addons/prometheus.ts";
 
 const run = promisify(execFile);
 const dir = mkdtempSync(path.join(os.tmpdir(), "prometheus-rules-"));

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
-import { alertRules, prometheusUrl } from "../../src/stand/prometheus.ts";
+import { alertRules, prometheusUrl } from "../../src/addons/prometheus.ts";
 import { standContext, standStatus } from "../../src/stand/stand.ts";
 import { readMetricsHistory } from "../../src/web/metrics-history.ts";
 import { describeRun, runDag } from "../../harness/rest-world.ts";

@@ -1,4 +1,4 @@
-// What `make bi` writes before Superset starts (src/stand/superset.ts), without Superset: the stand
+// What `make bi` writes before Superset starts (src/addons/superset.ts), without Superset: the stand
 // config's bi section is checked (a bad field is named), the generated superset_config.py and
 // gunicorn.conf.py are valid Python that python3 itself reads back with the stand's values (a secret
 // with quotes and backslashes included), and the ClickHouse address Superset gets is the reader's.
@@ -10,9 +10,9 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { ConfigError, parseStandConfig, repoRoot } from "../../src/config/stand.ts";
-import { readerUri } from "../../src/stand/superset-dashboard.ts";
-import { renderGunicornConfig, renderSupersetConfig, supersetPaths } from "../../src/stand/superset.ts";
-import { standPaths } from "../../src/stand/paths.ts";
+import { readerUri } from "../../src/addons/superset-dashboard.ts";
+import { renderGunicornConfig, renderSupersetConfig, supersetPaths } from "../../src/addons/superset.ts";
+import { standPaths } from "../../src/services/paths.ts";
 
 const run = promisify(execFile);
 const userFile = path.join(repoRoot, "stand.yaml");

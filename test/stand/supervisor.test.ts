@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { Supervisor } from "../../src/stand/supervisor.ts";
+import { Supervisor } from "../../src/services/supervisor.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "stand-supervisor-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import { LoginThrottle } from "../../src/api/login-throttle.ts";
 import type { DagRunResponse } from "../../src/api/responses.ts";
 import { heartbeatIntervalMs, reaperIntervalMs } from "../../src/runner/leases.ts";
 import { dueInstant } from "../../src/runner/scheduler.ts";
-import { keeperCurrency, KEEPER_STALE_MS, type KeeperStateFile } from "../../src/stand/keeper-service.ts";
+import { keeperCurrency, KEEPER_STALE_MS, type KeeperStateFile } from "../../src/keeper/keeper-service.ts";
 import { stuckRunFindings } from "../../src/world-ops/doctor.ts";
 
 const T0 = Date.parse("2026-12-04T12:00:00Z");

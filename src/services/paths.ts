@@ -50,7 +50,7 @@ export function standPaths(config: StandConfig = loadStandConfig()): StandPaths 
     kafka: {
       dir: kafka,
       libs: path.join(kafka, "libs"),
-      // Kafka's command-line tools' jars beside the broker's (src/stand/field-tools.ts)
+      // Kafka's command-line tools' jars beside the broker's (src/addons/field-tools.ts)
       tools: path.join(kafka, "tools"),
       data: path.join(kafka, "data"),
       config: path.join(kafka, "server.properties"),

@@ -18,9 +18,9 @@ import {
   type EnsureOutcome,
   type NodeServiceSpec,
   type StopOutcome,
-} from "./node-service.ts";
-import type { ServiceRecord } from "./keeper.ts";
-import type { StandContext } from "./service.ts";
+} from "../services/node-service.ts";
+import type { ServiceRecord } from "./policy.ts";
+import type { StandContext } from "../services/service.ts";
 
 export const KEEPER_SERVICE = "keeper";
 export const KEEPER_ENTRY = path.join(repoRoot, "src", "stand", "keeper-main.ts");

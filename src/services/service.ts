@@ -4,7 +4,6 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import type { StandConfig } from "../config/stand.ts";
 import { waitForHealthy } from "./health.ts";
-import type { ServiceRecord } from "./keeper.ts";
 import type { StandPaths } from "./paths.ts";
 import { isProcessOurs, type ExitInfo, type StartSpec, type Supervisor } from "./supervisor.ts";
 import { errorMessage } from "../errors.ts";
@@ -166,8 +165,6 @@ export interface ServiceStatus {
   pid: number | undefined;
   healthy: boolean;
   detail: string;
-  /** The keeper's record of it (restarts, last exit, state), when a keeper ever looked at it. */
-  kept?: ServiceRecord;
 }
 
 export async function serviceStatus(ctx: StandContext, service: ServiceDefinition): Promise<ServiceStatus> {

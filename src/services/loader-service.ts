@@ -2,7 +2,7 @@
 // pid file and log under <state_dir>/loader/, started by `stand up` once Kafka and ClickHouse are
 // healthy and stopped by `stand down` before them. It runs always; whether it consumes is decided by
 // the world DAGs through a control row in Postgres, and its /health says which (`state`).
-// Only a process whose command line carries the entry path is ever signalled (src/stand/node-service.ts).
+// Only a process whose command line carries the entry path is ever signalled (src/services/node-service.ts).
 //
 // loader.instances > 1: a group of loaders. Instance k is the service loader-k (its own state
 // directory, pid file and log), serves /health and /metrics on loader.port + k - 1, is told which it

@@ -1,7 +1,7 @@
 // The DAG runner (src/server/main.ts: engine + REST API + web view) as a stand service: a detached
 // process with its pid file and log under .stand/runner/, started by `make up` after the stand and
 // stopped by `make down` before it. The supervisor's pid-file rules apply: only a process whose
-// command line carries our src/server/main.ts path is ever signalled (src/stand/node-service.ts).
+// command line carries our src/server/main.ts path is ever signalled (src/services/node-service.ts).
 //
 // The runner loads dags/ once at start, so `ensureRunner` restarts it when the code it was started
 // from (src, dags, tasks, sql, the passport, the lockfile, the stand config) has changed since.

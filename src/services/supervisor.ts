@@ -16,7 +16,7 @@ export interface PidRecord {
 
 /**
  * What was last asked of a service: "up" by a start (make up, stand up, a test, the keeper), "down"
- * by a stop (make down, a test, a DAG task). The keeper (src/stand/keeper.ts) restarts a service
+ * by a stop (make down, a test, a DAG task). The keeper (src/keeper/policy.ts) restarts a service
  * that died only while it is wanted up, so a service stopped on purpose stays stopped.
  */
 export interface Want {

@@ -1,14 +1,13 @@
-// The stand's services as the keeper sees them (src/stand/keeper.ts's KeptService): the four
+// The stand's services as the keeper sees them (src/keeper/policy.ts's KeptService): the four
 // infrastructure services by their ServiceDefinition, the loader and the runner by their node
 // service spec. Every start goes through the service's start lock and looks at its want file again
 // under it, so a `make down` or `make up` at the same moment is never undone.
-import type { KeptService } from "./keeper.ts";
-import { loaderInstances, loaderSpec } from "./loader-service.ts";
-import { launchNodeService, nodeServicePaths, nodeServiceSupervisor, type NodeServiceSpec } from "./node-service.ts";
-import { runnerInstances, runnerSpec } from "./runner-service.ts";
-import { answersWithin, launchNow, serves, type ServiceDefinition, type StandContext } from "./service.ts";
-import { optionalServices, serviceGroups } from "./stand.ts";
-import { isProcessOurs, tailFile, type Supervisor } from "./supervisor.ts";
+import type { KeptService } from "./policy.ts";
+import { loaderInstances, loaderSpec } from "../services/loader-service.ts";
+import { launchNodeService, nodeServicePaths, nodeServiceSupervisor, type NodeServiceSpec } from "../services/node-service.ts";
+import { runnerInstances, runnerSpec } from "../services/runner-service.ts";
+import { answersWithin, launchNow, serves, type ServiceDefinition, type StandContext } from "../services/service.ts";
+import { isProcessOurs, tailFile, type Supervisor } from "../services/supervisor.ts";
 
 function tails(files: string[], lines: number): string[] {
   return files.flatMap((file) => tailFile(file, lines).split("\n").filter((line) => line.trim() !== "").slice(-lines));
@@ -56,12 +55,12 @@ function nodeService(c: StandContext, spec: NodeServiceSpec, needs: string[]): K
   });
 }
 
-/** Every stand service, in start order: the ClickHouse nodes need ZooKeeper, the loaders and the runners
- * Postgres (and the loaders Kafka); each instance of a pool is a service of its own. Superset is kept
- * once `make bi` wanted it up. */
-export function keptServices(c: StandContext): KeptService[] {
+/** Every stand service, in start order: `infra` (the stand's list: src/stand/stand.ts, keptInfrastructure),
+ * then the loaders and the runners, which need Postgres (and the loaders Kafka); each instance of a
+ * pool is a service of its own. */
+export function keptServices(c: StandContext, infra: readonly ServiceDefinition[]): KeptService[] {
   return [
-    ...[...serviceGroups(c).flat(), ...optionalServices(c)].map((def) => infraService(c, def)),
+    ...infra.map((def) => infraService(c, def)),
     ...loaderInstances(c).map((instance) => nodeService(c, loaderSpec(c, { instance }), ["postgres", "kafka"])),
     ...runnerInstances(c).map((instance) => nodeService(c, runnerSpec(c, instance), ["postgres"])),
   ];
