@@ -5,7 +5,7 @@
 // and end (REST), so the CLI's polling is not counted. Run on the test stand only:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/snapshot-bench.ts
 import { standConfigPath } from "../src/config/stand.ts";
-import { SnapshotStore, mib, snapshotDisk } from "../src/stand/snapshot-store.ts";
+import { SnapshotStore, mib, snapshotDisk } from "../src/snapshots/store.ts";
 import { standContext } from "../src/stand/stand.ts";
 import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun } from "../harness/rest-world.ts";
 import { takeWorldLock } from "../harness/world-lock.ts";

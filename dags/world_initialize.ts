@@ -28,7 +28,7 @@ import type { TaskContext } from "../src/runner/dag.ts";
 import { NonRetryableError } from "../src/runner/errors.ts";
 import { recordAppliedDdl } from "../src/world/schema-ledger.ts";
 import { describePosition, initializeDecision } from "../src/world/position.ts";
-import { checkWorldCatalogue, recordWorldCatalogue } from "../tasks/catalogue.ts";
+import { checkWorldCatalogue, recordWorldCatalogue } from "../src/world/catalogue-steps.ts";
 import { clearCreationResidue } from "../tasks/residue.ts";
 import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
 import { ensureConsuming, setIngest } from "../src/loader/control.ts";

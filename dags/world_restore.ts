@@ -11,12 +11,12 @@
 // with the same name, or make rebuild-storage, brings the world back.
 import { defineDag } from "../src/runner/dag.ts";
 import { loadStandConfig } from "../src/config/stand.ts";
-import { SnapshotStore } from "../src/stand/snapshot-store.ts";
+import { SnapshotStore } from "../src/snapshots/store.ts";
 import { standPaths } from "../src/services/paths.ts";
-import { positionBeforeRun, recordRestore } from "../src/world/restores.ts";
+import { positionBeforeRun, recordRestore } from "../src/snapshots/restores.ts";
 import { withRunnerDb } from "../src/world/schema-ledger.ts";
 import { WORLD_POSITION_KEY } from "../src/world/position.ts";
-import { checkSnapshotRestore, recordRestoredSchema, replaceWorldFiles, resumeIngest } from "../tasks/snapshots.ts";
+import { checkSnapshotRestore, recordRestoredSchema, replaceWorldFiles, resumeIngest } from "../src/snapshots/world-snapshot.ts";
 import { setWorldPosition, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 import { snapshotConf, snapshotInput } from "./world_snapshot.ts";
 

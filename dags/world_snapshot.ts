@@ -9,9 +9,10 @@
 import { z } from "zod";
 import { defineDag } from "../src/runner/dag.ts";
 import { NonRetryableError } from "../src/runner/errors.ts";
-import { SNAPSHOT_NAME } from "../src/stand/snapshot-store.ts";
+import { SNAPSHOT_NAME } from "../src/snapshots/store.ts";
+import { WORLD_SERVICES } from "../src/stand/stand.ts";
 import { describePosition } from "../src/world/position.ts";
-import { checkSnapshotSave, saveSnapshot } from "../tasks/snapshots.ts";
+import { checkSnapshotSave, saveSnapshot } from "../src/snapshots/world-snapshot.ts";
 import { passport, readWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 import type { TaskContext } from "../src/runner/dag.ts";
 
@@ -21,7 +22,7 @@ export const snapshotConf = z.object({ name: z.string().regex(SNAPSHOT_NAME, "1 
 type SnapshotConf = z.infer<typeof snapshotConf>;
 
 export function snapshotInput(ctx: TaskContext<SnapshotConf>) {
-  return { ...taskIo(ctx), name: ctx.conf.name, dagId: ctx.dagId, runId: ctx.runId, taskId: ctx.taskId };
+  return { ...taskIo(ctx), name: ctx.conf.name, dagId: ctx.dagId, runId: ctx.runId, taskId: ctx.taskId, worldServices: WORLD_SERVICES };
 }
 
 async function readyPosition(ctx: TaskContext<SnapshotConf>): Promise<number> {

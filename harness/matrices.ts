@@ -57,10 +57,10 @@ export const KEEPER_FAULTS: Matrix<string> = {
   gateSeconds: 16,
 };
 
-/** The snapshot scenarios beside the save/restore round trip (test/world/snapshots.test.ts). */
+/** The snapshot scenarios beside the save/restore round trip (test/snapshots/world-snapshots.test.ts). */
 export const SNAPSHOT_SCENARIOS: Matrix<string> = {
   name: "snapshots.scenario",
-  file: "test/world/snapshots.test.ts",
+  file: "test/snapshots/world-snapshots.test.ts",
   points: ["restore-queued", "refusals", "restore-killed", "save-killed", "stand-restarted"],
   id: (p) => p,
   secondsPerPoint: 28,

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { processEnv } from "../src/config/stand.ts";
-import { SnapshotStore } from "../src/stand/snapshot-store.ts";
+import { SnapshotStore } from "../src/snapshots/store.ts";
 import { standContext } from "../src/stand/stand.ts";
 import { loadPassport, type Passport } from "../src/world/passport.ts";
 import { describeRun, runDag, runUpCommand, useRunnerService } from "./rest-world.ts";
@@ -76,7 +76,7 @@ async function makeWorldWhole(): Promise<void> {
  * The snapshot of the canonical world (a fresh world_recreate's) that world suites restore instead
  * of rebuilding: a restore takes about a third of a rebuild here. Taken once per make test run
  * (scripts/run-tests.sh exports TEST_WALL_STARTED), so it always holds today's code's world;
- * test/world/snapshots.test.ts leaves it alone.
+ * test/snapshots/world-snapshots.test.ts leaves it alone.
  */
 export const CANONICAL_SNAPSHOT = "test-canonical";
 

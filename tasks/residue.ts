@@ -8,7 +8,7 @@ import { setIngest } from "../src/loader/control.ts";
 import { readLiveCatalogue } from "../src/world/catalogue.ts";
 import { WORLD_CONSUMER_GROUPS, WORLD_TOPICS } from "../src/world/constants.ts";
 import type { TaskIo } from "../src/world/io.ts";
-import { unreachableError } from "./catalogue.ts";
+import { unreachableError } from "../src/world/catalogue-steps.ts";
 import { deleteConsumerGroups } from "./consumer-groups.ts";
 import { dropApplicationDatabases } from "./databases.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";

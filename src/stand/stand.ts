@@ -11,7 +11,7 @@ import { kafkaService } from "../services/kafka.ts";
 import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "../keeper/keeper-service.ts";
 import { ensureLoaders, loaderStatuses, stopLoaders } from "../services/loader-service.ts";
 import { standPaths } from "../services/paths.ts";
-import { SnapshotStore } from "./snapshot-store.ts";
+import { SnapshotStore } from "../snapshots/store.ts";
 import { supersetService } from "../addons/superset.ts";
 import { postgresService, removeExternalDataDir } from "../services/postgres.ts";
 import { prometheusService } from "../addons/prometheus.ts";
@@ -89,6 +89,9 @@ export async function startWorldServices(ctx: StandContext): Promise<void> {
 export function keptInfrastructure(ctx: StandContext): ServiceDefinition[] {
   return [...serviceGroups(ctx).flat(), ...optionalServices(ctx)];
 }
+
+/** The world's services as a snapshot's save or restore stops and starts them (src/snapshots). */
+export const WORLD_SERVICES = { stop: stopWorldServices, start: startWorldServices } as const;
 
 /** The services `make up` does not start, only their own target: Superset (`make bi`), when configured. */
 export function optionalServices(ctx: StandContext): ServiceDefinition[] {

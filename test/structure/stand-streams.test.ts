@@ -47,7 +47,7 @@ describe("the files that run beside the world files, and the ones that stop Post
       .filter((f) => f.endsWith(".test.ts") && !serviceFree.has(f) && f !== "test/structure/stand-streams.test.ts");
     const unlisted = files.filter((f) => stopsIt.test(readFileSync(path.join(repoRoot, f), "utf8")) && !stopsPostgres.includes(f));
     assert.deepEqual(unlisted, [], "these stop Postgres or the stand: list them in test/stand-stops-postgres.txt");
-    for (const file of ["test/faults/keeper-faults.test.ts", "test/faults/step-faults.test.ts", "test/world/snapshots.test.ts"]) {
+    for (const file of ["test/faults/keeper-faults.test.ts", "test/faults/step-faults.test.ts", "test/snapshots/world-snapshots.test.ts"]) {
       assert.ok(stopsIt.test(readFileSync(path.join(repoRoot, file), "utf8")), `${file}: the rule no longer sees what it stops`);
     }
   });

@@ -5,7 +5,7 @@
 // corrupted dm.daily_revenue row, as test/dq/dq-dag.test.ts does: the page names the check and the
 // failing day and keys), then green again once the row is put back. Holds the world lock.
 import { standContext, standStatus } from "../../src/stand/stand.ts";
-import { SnapshotStore } from "../../src/stand/snapshot-store.ts";
+import { SnapshotStore } from "../../src/snapshots/store.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Page } from "playwright-core";

@@ -3,7 +3,7 @@
 // the offsets from Kafka through the sources src/server wires in, and the schema status. Every part
 // is read on its own and carries its own error: a ClickHouse or Kafka that does not answer is shown
 // as such, the page never fails for it.
-import type { SnapshotSummary } from "../../world/restores.ts";
+import type { SnapshotSummary } from "../../snapshots/restores.ts";
 import { z } from "zod";
 import { DagNotFoundError, VariableNotFoundError } from "../../runner/errors.ts";
 import { coerceError } from "../../errors.ts";

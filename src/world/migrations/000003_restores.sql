@@ -1,4 +1,4 @@
--- The world's restores: one row per world_restore that put a snapshot back (tasks/snapshots.ts). The
+-- The world's restores: one row per world_restore that put a snapshot back (src/snapshots/world-snapshot.ts). The
 -- position's history (runner.variable_history) says -1, then the snapshot's position, by the
 -- world_restore run; this row says which snapshot that was and what the position was before it.
 -- Snapshots themselves are files under the stand's state directory (docs/world.md "Snapshots").

@@ -3,7 +3,7 @@
 // node's databases but `system`, Kafka's whole log directory), and manifest.json, written last. A save
 // writes into <name>.partial/ and renames it when the manifest is in: a name with only a .partial
 // directory is a save that did not finish, and nothing restores it. This module knows the files; the
-// world DAGs' tasks (tasks/snapshots.ts) decide when services stop and what the world's records say.
+// world DAGs' tasks (src/snapshots/world-snapshot.ts) decide when services stop and what the world's records say.
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
@@ -12,7 +12,7 @@ import { z } from "zod";
 import type { StandConfig } from "../config/stand.ts";
 import { errorMessage } from "../errors.ts";
 import type { StandPaths } from "../services/paths.ts";
-import { addCopies, copyTree, emptyCopy, listTree, measureTree, type BulkDirs, type LinkRule, type TreeCopy, type TreeFilter } from "./snapshot-tree.ts";
+import { addCopies, copyTree, emptyCopy, listTree, measureTree, type BulkDirs, type LinkRule, type TreeCopy, type TreeFilter } from "./tree.ts";
 
 /** A snapshot's name: a file name of its own, never a path. */
 export const SNAPSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

@@ -5,8 +5,8 @@
 import type { StandConfig } from "../config/stand.ts";
 import { errorMessage } from "../errors.ts";
 import { standPaths } from "../services/paths.ts";
-import { SnapshotStore, schemaChecksum } from "../stand/snapshot-store.ts";
-import type { SnapshotSummary } from "../world/restores.ts";
+import { SnapshotStore, schemaChecksum } from "./store.ts";
+import type { SnapshotSummary } from "./restores.ts";
 import { currentDdlFiles } from "../world/schema-ledger.ts";
 
 export type SnapshotRow = SnapshotSummary;

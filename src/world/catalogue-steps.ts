@@ -1,9 +1,9 @@
 // The world's catalogue as a task sees it: record the live one after the DDL (world_initialize's
 // record_catalogue), and on a ready position check that what was built is still there.
-import { loadStandConfig } from "../src/config/stand.ts";
-import { checkCatalogue, describeCatalogueDrift, readLiveCatalogue, recordCatalogue } from "../src/world/catalogue.ts";
-import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
-import { withRunnerDb } from "../src/world/schema-ledger.ts";
+import { loadStandConfig } from "../config/stand.ts";
+import { checkCatalogue, describeCatalogueDrift, readLiveCatalogue, recordCatalogue } from "./catalogue.ts";
+import { throwIfAborted, WorldTaskError, type TaskIo } from "./io.ts";
+import { withRunnerDb } from "./schema-ledger.ts";
 
 /** The nodes that could not be read, as a task error naming each; undefined when every node answered. */
 export function unreachableError(step: string, unreachable: Record<string, string>): WorldTaskError | undefined {

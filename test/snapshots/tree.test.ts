@@ -1,4 +1,4 @@
-// A snapshot's copy (src/stand/snapshot-tree.ts) on a tree of its own, no service: it copies and
+// A snapshot's copy (src/snapshots/tree.ts) on a tree of its own, no service: it copies and
 // links what it is told, and it gives the event loop back while it works. In a full make test a save
 // of thousands of files held the loop for seconds with sync fs calls; the runner's lease heartbeat
 // could not beat, the try was taken over while it still copied, and two tries wrote one snapshot.
@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { copyTree, YIELD_EVERY_FILES } from "../../src/stand/snapshot-tree.ts";
+import { copyTree, YIELD_EVERY_FILES } from "../../src/snapshots/tree.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "snapshot-tree-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

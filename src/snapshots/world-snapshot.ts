@@ -1,24 +1,24 @@
 // World snapshots as the world DAGs do them (world_snapshot, world_restore; docs/world.md "Snapshots").
 // A save quiesces ingestion (the loader drains, commits and leaves its groups), stops the services
 // whose data is the world (ZooKeeper, both ClickHouse nodes, Kafka), copies their files
-// (src/stand/snapshot-store.ts) and starts them again, so Kafka's committed offsets and ClickHouse's
+// (src/snapshots/store.ts) and starts them again, so Kafka's committed offsets and ClickHouse's
 // rows agree exactly. A restore refuses before it touches anything (unknown, half-written or damaged
 // snapshot, another schema or stand layout, no disk), then sets the position to -1, puts the files
 // back, starts the services, records the schema build and the catalogue as this run's, resumes
 // ingestion and sets the snapshot's position. A restore cut short leaves -1, and running it again
 // (or make rebuild-storage) brings the world back. Postgres, the runner and the keeper stay up.
-import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
-import { setIngest } from "../src/loader/control.ts";
-import { quietStandContext } from "../src/stand/diagnose.ts";
-import { listTree } from "../src/stand/snapshot-tree.ts";
-import { layoutDifferences, mib, SnapshotRefusedError, SnapshotStore, snapshotParts, standLayout, type SnapshotManifest } from "../src/stand/snapshot-store.ts";
-import { startWorldServices, stopWorldServices } from "../src/stand/stand.ts";
-import type { StandContext } from "../src/services/service.ts";
-import { WorldTaskError, throwIfAborted, type TaskIo } from "../src/world/io.ts";
-import { recordWorldCatalogue } from "./catalogue.ts";
-import { currentDdlFiles, readWorldBuild, recordAppliedDdl, withRunnerDb, type DdlFileChecksum } from "../src/world/schema-ledger.ts";
-import { errorMessage } from "../src/errors.ts";
-import { NonRetryableError } from "../src/runner/errors.ts";
+import { loadStandConfig, type StandConfig } from "../config/stand.ts";
+import { setIngest } from "../loader/control.ts";
+import { listTree } from "./tree.ts";
+import { layoutDifferences, mib, SnapshotRefusedError, SnapshotStore, snapshotParts, standLayout, type SnapshotManifest } from "./store.ts";
+import type { StandContext } from "../services/service.ts";
+import { standPaths } from "../services/paths.ts";
+import { Supervisor } from "../services/supervisor.ts";
+import { WorldTaskError, throwIfAborted, type TaskIo } from "../world/io.ts";
+import { recordWorldCatalogue } from "../world/catalogue-steps.ts";
+import { currentDdlFiles, readWorldBuild, recordAppliedDdl, withRunnerDb, type DdlFileChecksum } from "../world/schema-ledger.ts";
+import { errorMessage } from "../errors.ts";
+import { NonRetryableError } from "../runner/errors.ts";
 import { existsSync } from "node:fs";
 import path from "node:path";
 
@@ -28,11 +28,20 @@ export interface SnapshotTaskInput extends TaskIo {
   runId: string;
   taskId: string;
   config?: StandConfig;
+  /** Stops and starts the services whose data is the world (the stand's: src/stand, WORLD_SERVICES). */
+  worldServices: WorldServices;
+}
+
+/** How a save or restore quiesces the world's services and brings them back: given by the stand, which knows its services. */
+export interface WorldServices {
+  stop(ctx: StandContext): Promise<void>;
+  start(ctx: StandContext): Promise<void>;
 }
 
 function storeOf(input: SnapshotTaskInput): { store: SnapshotStore; ctx: StandContext } {
-  const ctx = quietStandContext(input.config ?? loadStandConfig());
-  ctx.print = input.log;
+  const config = input.config ?? loadStandConfig();
+  const paths = standPaths(config);
+  const ctx: StandContext = { config, paths, supervisor: new Supervisor(paths.pids), print: input.log };
   return { store: new SnapshotStore(ctx.config, ctx.paths), ctx };
 }
 
@@ -109,7 +118,7 @@ export async function saveSnapshot(input: SnapshotTaskInput & { position: number
   await setIngest({ ...input, desired: "stopped", requestedBy, timeoutMs: 120_000 });
   let manifest: SnapshotManifest | undefined;
   try {
-    await stopWorldServices(ctx);
+    await input.worldServices.stop(ctx);
     const stopped = Date.now();
     throwIfAborted(input.signal, step);
     manifest = await store.save(
@@ -128,7 +137,7 @@ export async function saveSnapshot(input: SnapshotTaskInput & { position: number
     }
     input.log(`files copied in ${((Date.now() - stopped) / 1000).toFixed(1)} s (services stopped after ${((stopped - started) / 1000).toFixed(1)} s)`);
   } finally {
-    await startWorldServices(ctx);
+    await input.worldServices.start(ctx);
     await setIngest({ ...input, desired: "consuming", requestedBy, timeoutMs: 120_000 });
   }
   if (manifest === undefined) throw new Error(`${step}: the save of '${input.name}' ended without a manifest`);
@@ -173,7 +182,7 @@ export async function replaceWorldFiles(input: SnapshotTaskInput): Promise<void>
     input.log(`replacing ${part.name}: ${files} live files (${path.relative(ctx.paths.root, part.live)}) by the snapshot's ${saved?.files ?? 0}`);
   }
   await setIngest({ ...input, desired: "stopped", requestedBy, timeoutMs: 120_000 });
-  await stopWorldServices(ctx);
+  await input.worldServices.stop(ctx);
   const stopped = Date.now();
   try {
     const done = await store.restore(input.name, input.signal);
@@ -181,7 +190,7 @@ export async function replaceWorldFiles(input: SnapshotTaskInput): Promise<void>
   } catch (err) {
     throw new WorldTaskError(step, `putting the files of '${input.name}' back failed: ${errorMessage(err)}. world_position stays -1; run world_restore again (make restore NAME=${input.name}) or make rebuild-storage`, { cause: err });
   }
-  await startWorldServices(ctx);
+  await input.worldServices.start(ctx);
   input.log(`services serving again ${((Date.now() - started) / 1000).toFixed(1)} s after the restore began`);
   // the replaced files go in the background (the next save or restore empties what is left)
   void store.emptyTrash().catch((err: unknown) => input.log(`could not remove the replaced files yet: ${errorMessage(err)}`));
