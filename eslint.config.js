@@ -70,13 +70,13 @@ export default tseslint.config(
             },
             {
               target: "./src/**/*",
-              from: ["./test", "./harness", "./bench"],
-              message: "src/ is the product: tests, benches and their harness build on it, never the other way.",
+              from: ["./test", "./testkit", "./bench"],
+              message: "src/ is the product: tests, benches and their test kit build on it, never the other way.",
             },
             {
-              target: ["./harness/**/*", "./bench/**/*"],
+              target: ["./testkit/**/*", "./bench/**/*"],
               from: "./test",
-              message: "Tests and benches share harness/; a helper both need moves there.",
+              message: "Tests and benches share testkit/; a helper both need moves there.",
             },
             {
               // configuration is the floor every room stands on: it reads files and env, nothing else

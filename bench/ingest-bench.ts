@@ -4,7 +4,7 @@
 // starting days played one after another and for all of them in one batch run, as world_initialize
 // plays them. Two paths, the same generator days into each, measured in the same run:
 //   loader        the world on the TEST stand: topics, the world's DDL (tasks/ddl.ts), the loader
-//                 service asked to consume (harness/ingest.ts), generator → topic hits
+//                 service asked to consume (testkit/world/ingest.ts), generator → topic hits
 //   Kafka engine  the baseline, only here: database bench_ke, topic bench_ke_hits (2 partitions), a
 //                 consumer group of its own, a reader per node and the old view chain
 //                 (bench/sql/kafka-engine-baseline.sql), generator → bench_ke_hits
@@ -23,8 +23,8 @@ import { buildGenerator, type GeneratorBuild } from "../tasks/generator-build.ts
 import { runGenerator } from "../tasks/generator-run.ts";
 import { createTopics, deleteTopics } from "../tasks/topics.ts";
 import { readOdsCounts, type OdsCounts } from "../tasks/wait-for-ods.ts";
-import { setTestIngest } from "../harness/ingest.ts";
-import { takeWorldLock } from "../harness/world-lock.ts";
+import { setTestIngest } from "../testkit/world/ingest.ts";
+import { takeWorldLock } from "../testkit/stand/world-lock.ts";
 import { dropBenchDatabases, prepareKafkaEngine, readBenchOdsCounts, startKafkaEngine } from "./bench-clickhouse.ts";
 import { dropGroups, dropTopic, freshTopic, quietIo, waitForMembers, withAdmin } from "./bench-kafka.ts";
 import { count, machineLine, median, printTable, ratio, seconds } from "./bench-report.ts";

@@ -7,8 +7,8 @@
 import { standConfigPath } from "../src/config/stand.ts";
 import { SnapshotStore, mib, snapshotDisk } from "../src/snapshots/store.ts";
 import { standContext } from "../src/stand/stand.ts";
-import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun } from "../harness/rest-world.ts";
-import { takeWorldLock } from "../harness/world-lock.ts";
+import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun } from "../testkit/world/rest-world.ts";
+import { takeWorldLock } from "../testkit/stand/world-lock.ts";
 import { machineLine, printTable, ratio, seconds } from "./bench-report.ts";
 
 const ctx = standContext(() => undefined);

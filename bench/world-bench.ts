@@ -6,8 +6,8 @@
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-bench.ts
 // (make bench runs it after the web bench, through scripts/test-stand.sh).
 import { apiBaseUrl, standConfigPath } from "../src/config/stand.ts";
-import { describeRun, readPositionText, runDag, useRunnerService, withClickHouse } from "../harness/rest-world.ts";
-import { takeWorldLock } from "../harness/world-lock.ts";
+import { describeRun, readPositionText, runDag, useRunnerService, withClickHouse } from "../testkit/world/rest-world.ts";
+import { takeWorldLock } from "../testkit/stand/world-lock.ts";
 
 const PLAYED_DAYS = 30;
 const STEP_DAYS = 7;

@@ -1,6 +1,6 @@
 // Cold world_initialize benchmark (issue 11, figure 3 of make bench): on the test stand, with its
 // runner service and loader service running, the world emptied through the task library (loader
-// stopped, databases, groups, topics and position gone: harness/rest-world.ts emptyWorld),
+// stopped, databases, groups, topics and position gone: testkit/world/rest-world.ts emptyWorld),
 // world_initialize is triggered over REST and timed to success; then every task's start and
 // duration, and those of the runs its waiting triggers started, from the REST task instances, so
 // the time can be traced to its tasks. There is no Kafka-engine baseline to measure (the world's
@@ -9,8 +9,8 @@
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-init-bench.ts
 import type { DagRunResponse, TaskInstanceResponse } from "../src/api/schemas.ts";
 import { standConfigPath } from "../src/config/stand.ts";
-import { api, describeRun, emptyWorld, taskInstances, triggerRun, useRunnerService, type FinishedRun } from "../harness/rest-world.ts";
-import { takeWorldLock } from "../harness/world-lock.ts";
+import { api, describeRun, emptyWorld, taskInstances, triggerRun, useRunnerService, type FinishedRun } from "../testkit/world/rest-world.ts";
+import { takeWorldLock } from "../testkit/stand/world-lock.ts";
 import { machineLine, printTable, seconds } from "./bench-report.ts";
 
 const DAG_ID = "world_initialize";

@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { parseStandConfig, repoRoot } from "../src/config/stand.ts";
 import { standPaths } from "../src/services/paths.ts";
 import { removeExternalDataDir } from "../src/services/postgres.ts";
-import { shiftedStandConfigText } from "../harness/shifted-stand.ts";
+import { shiftedStandConfigText } from "../testkit/stand/shifted-stand.ts";
 
 const run = promisify(execFile);
 const LIST = path.join(repoRoot, "test", "service-free.txt");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command, in two tiers (docs/stand.md, "Tests apart"):
 #   make test       TEST_TIER=gate: every test file; each fault and rerun matrix runs the sample its
-#                   seed draws (harness/matrix.ts), sized from the matrix's share of the 10 minutes
+#                   seed draws (testkit/matrix.ts), sized from the matrix's share of the 10 minutes
 #   make test-full  TEST_TIER=full: every point of every matrix
 # Three lanes side by side:
 #   - service-free: typecheck, lint and the files of test/service-free.txt (two at a time) on

@@ -1,9 +1,9 @@
-// Writes src/runner/schema.sql, the runner schema after its last migration (harness/runner-schema.ts),
+// Writes src/runner/schema.sql, the runner schema after its last migration (testkit/runner/runner-schema.ts),
 // from the test stand's Postgres (make runner-schema starts it): run it after adding a migration.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "../src/config/stand.ts";
-import { RUNNER_SCHEMA_FILE, dumpRunnerSchema } from "../harness/runner-schema.ts";
+import { RUNNER_SCHEMA_FILE, dumpRunnerSchema } from "../testkit/runner/runner-schema.ts";
 
 const text = await dumpRunnerSchema();
 writeFileSync(RUNNER_SCHEMA_FILE, text);

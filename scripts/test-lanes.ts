@@ -18,7 +18,7 @@ import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { z } from "zod";
 import { repoRoot } from "../src/config/stand.ts";
-import { shiftedStandConfigText } from "../harness/shifted-stand.ts";
+import { shiftedStandConfigText } from "../testkit/stand/shifted-stand.ts";
 
 const TIMES_FILE = path.join(repoRoot, "test", "file-times.json");
 /** What an unmeasured stand file is taken to cost (seconds): a middling stand file here. */

@@ -329,7 +329,7 @@ export const processEnv = Object.freeze({
   /** STAND_INSTANCE: which runner or loader instance this process is (1-based; src/config/stand.ts currentInstance). */
   instance: process.env.STAND_INSTANCE,
   testRunStartedMs: /^\d+$/.test(process.env.TEST_WALL_STARTED ?? "") ? Number(process.env.TEST_WALL_STARTED) * 1000 : undefined,
-  /** TEST_SEED, TEST_TIER, TEST_POINTS: which points of the test matrices run (checked in harness/matrix.ts). */
+  /** TEST_SEED, TEST_TIER, TEST_POINTS: which points of the test matrices run (checked in testkit/matrix.ts). */
   testMatrix: { TEST_SEED: process.env.TEST_SEED, TEST_TIER: process.env.TEST_TIER, TEST_POINTS: process.env.TEST_POINTS },
 });
 

@@ -11,11 +11,11 @@ import { SignJWT } from "jose";
 import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
 import { repoRoot } from "../../src/config/stand.ts";
 import { loadDags } from "../../src/server/dag-loader.ts";
-import { silentLogger, useTestRunner } from "../../harness/runner-db.ts";
-import { airflowTemplate, validatedAnswers } from "./airflow-contract.ts";
-import { TEST_LOGIN, TEST_USER, auth, call, problemText, startApi } from "./harness.ts";
-import type { ApiHarness } from "./harness.ts";
-import { testDags } from "./test-dags.ts";
+import { silentLogger, useTestRunner } from "../../testkit/runner/runner-db.ts";
+import { airflowTemplate, validatedAnswers } from "../../testkit/runner/airflow-contract.ts";
+import { TEST_LOGIN, TEST_USER, auth, call, problemText, startApi } from "../../testkit/runner/api-app.ts";
+import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { testDags } from "../../testkit/runner/api-dags.ts";
 
 type TaskPage = { task_instances: TaskInstanceResponse[]; total_entries: number };
 type LogPage = { content: { event: string }[]; continuation_token: string | null };

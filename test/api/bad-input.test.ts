@@ -1,10 +1,10 @@
 // Every kind of bad input gets a 4xx problem JSON naming the problem; none gets a 500 or a crash.
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { useTestRunner } from "../../harness/runner-db.ts";
-import { auth, call, problemText, startApi } from "./harness.ts";
-import type { ApiHarness } from "./harness.ts";
-import { testDags } from "./test-dags.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
+import { auth, call, problemText, startApi } from "../../testkit/runner/api-app.ts";
+import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { testDags } from "../../testkit/runner/api-dags.ts";
 
 interface BadCase {
   name: string;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type pg from "pg";
-import { createTestDatabase } from "../../harness/runner-db.ts";
+import { createTestDatabase } from "../../testkit/runner/runner-db.ts";
 import { LoginThrottle } from "../../src/api/login-throttle.ts";
 import { migrate } from "../../src/migrator.ts";
 import { createPool } from "../../src/runner/db.ts";

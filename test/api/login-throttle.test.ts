@@ -19,7 +19,7 @@ import { assertOpenListenSecured, isLoopbackHost } from "../../src/api/auth.ts";
 import { LoginThrottle } from "../../src/api/login-throttle.ts";
 import { repoRoot } from "../../src/config/stand.ts";
 import { childExitCode, childOutput } from "../../src/errors.ts";
-import { auth, call, startApi, TEST_USER, type ApiHarness } from "./harness.ts";
+import { auth, call, startApi, TEST_USER, type ApiHarness } from "../../testkit/runner/api-app.ts";
 
 const noEngine = {} as RunnerService; // login, health and version need no engine
 

@@ -4,10 +4,10 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import type { Express } from "express";
 import type { DagResponse, VariableChangeResponse, VariableResponse } from "../../src/api/schemas.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
-import { auth, call, startApi } from "./harness.ts";
-import type { ApiHarness } from "./harness.ts";
-import { testDags } from "./test-dags.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
+import { auth, call, startApi } from "../../testkit/runner/api-app.ts";
+import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { testDags } from "../../testkit/runner/api-dags.ts";
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };

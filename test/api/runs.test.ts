@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import type { DagRunResponse, LogResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
-import { auth, call, startApi } from "./harness.ts";
-import type { ApiHarness } from "./harness.ts";
-import { testDags } from "./test-dags.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
+import { auth, call, startApi } from "../../testkit/runner/api-app.ts";
+import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { testDags } from "../../testkit/runner/api-dags.ts";
 
 type RunPage = { dag_runs: DagRunResponse[]; total_entries: number };
 type TaskPage = { task_instances: TaskInstanceResponse[]; total_entries: number };

@@ -12,9 +12,9 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { repoRoot, standConfigPath } from "../../src/config/stand.ts";
-import { createTestDatabase } from "../../harness/runner-db.ts";
-import type { TestDatabase } from "../../harness/runner-db.ts";
-import { call } from "./harness.ts";
+import { createTestDatabase } from "../../testkit/runner/runner-db.ts";
+import type { TestDatabase } from "../../testkit/runner/runner-db.ts";
+import { call } from "../../testkit/runner/api-app.ts";
 
 const TOKEN = "server-test-token";
 

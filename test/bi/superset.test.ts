@@ -20,11 +20,11 @@ import { serves } from "../../src/services/service.ts";
 import { optionalServices, standContext } from "../../src/stand/stand.ts";
 import { STARTER_CHARTS, STARTER_DASHBOARD_SLUG, SupersetApi, starterDashboardUrl } from "../../src/addons/superset-dashboard.ts";
 import { SUPERSET_SERVICE } from "../../src/addons/superset.ts";
-import { withClickHouse } from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
-import { launchChromium, SCREENSHOT_DIR } from "../web/harness.ts";
+import { withClickHouse } from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
+import { launchChromium, SCREENSHOT_DIR } from "../../testkit/runner/web-app.ts";
 import { connectClickHouse } from "../../src/clickhouse/client.ts";
-import { testTier } from "../../harness/matrix.ts";
+import { testTier } from "../../testkit/matrix.ts";
 
 const run = promisify(execFile);
 const ctx = standContext(() => undefined);

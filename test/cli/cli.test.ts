@@ -9,10 +9,10 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { repoRoot, standConfigPath } from "../../src/config/stand.ts";
-import { TEST_TOKEN, call, startApi } from "../api/harness.ts";
-import type { ApiHarness } from "../api/harness.ts";
-import { taskHolds, testDags } from "../api/test-dags.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
+import { TEST_TOKEN, call, startApi } from "../../testkit/runner/api-app.ts";
+import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { taskHolds, testDags } from "../../testkit/runner/api-dags.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
 
 interface CliResult {
   code: number | null;
@@ -72,7 +72,7 @@ void describe("runner CLI", () => {
   });
 
   void it("trigger --wait prints each task's state changes as they happen and exits 0 on success", async () => {
-    // Each task is held until the CLI has printed it running (test/api/test-dags.ts taskHolds): a
+    // Each task is held until the CLI has printed it running (testkit/runner/api-dags.ts taskHolds): a
     // CLI that printed only at the end, or missed a state, would never release it (30 s, then red).
     const released: string[] = [];
     const release = (line: string) => {

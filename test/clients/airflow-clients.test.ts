@@ -10,10 +10,10 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { repoRoot } from "../../src/config/stand.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
-import { TEST_USER, startApi } from "../api/harness.ts";
-import type { ApiHarness } from "../api/harness.ts";
-import { testDags } from "../api/test-dags.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
+import { TEST_USER, startApi } from "../../testkit/runner/api-app.ts";
+import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { testDags } from "../../testkit/runner/api-dags.ts";
 
 const run = promisify(execFile);
 const venv = path.join(repoRoot, ".venv-airflow");

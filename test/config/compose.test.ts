@@ -25,7 +25,7 @@ import {
   runnerStandConfigPath,
   service,
   type ComposeService,
-} from "./compose-files.ts";
+} from "../../testkit/stand/compose-files.ts";
 import {
   clusters,
   declaredUsers,
@@ -36,7 +36,7 @@ import {
   readServerXml,
   removedUsers,
   xmlRootKeys,
-} from "./clickhouse-xml.ts";
+} from "../../testkit/stand/clickhouse-xml.ts";
 
 const { raw, compose } = loadCompose();
 const stand = loadStandYaml(path.join(repoRoot, "stand.yaml"));

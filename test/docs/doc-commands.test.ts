@@ -1,4 +1,4 @@
-// Docs that run: every shell block of README.md and docs/*.md marked `runs` (harness/doc-blocks.ts)
+// Docs that run: every shell block of README.md and docs/*.md marked `runs` (testkit/doc-blocks.ts)
 // is run on the test stand, the blocks of a file in order in one bash, with the user's ports and
 // state directory rewritten to the test stand's. A block that exits non-zero, or whose output lacks
 // what its `# expect:` lines say, fails the test naming the file and line. They play a day and take
@@ -10,9 +10,9 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { loadStandConfig, parseStandConfig, repoRoot, type StandConfig } from "../../src/config/stand.ts";
 import { WORLD_DAG_IDS } from "../../src/world/position.ts";
-import { documentationFiles, shellBlocks, type DocBlock } from "../../harness/doc-blocks.ts";
-import { api, waitForRun } from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+import { documentationFiles, shellBlocks, type DocBlock } from "../../testkit/doc-blocks.ts";
+import { api, waitForRun } from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
 import { readFileSync } from "node:fs";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 

@@ -11,10 +11,10 @@ import { loadPassport, type Passport } from "../../src/world/passport.ts";
 import { readPosition } from "../../src/world/position.ts";
 import { DQ_CHECKS, DqCheckFailedError, MISMATCH_CLASSES, assertCheckPassed, measureDataQuality, readCheckResults, type DqCheckName } from "../../tasks/dq.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
-import { snapshotView } from "../etl/marts.ts";
-import { adminSession, quietIo } from "../etl/world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
-import { buildPlayedWorld, odsRow } from "./world-fixture.ts";
+import { snapshotView } from "../../testkit/world/etl-marts.ts";
+import { adminSession, quietIo } from "../../testkit/world/etl-world.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
+import { buildPlayedWorld, odsRow } from "../../testkit/world/dq-world.ts";
 
 const DAYS = 10;
 let lock: WorldLock;

@@ -9,9 +9,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { DQ_CHECKS, MISMATCH_CLASSES } from "../../tasks/dq.ts";
-import { api, describeRun, readPositionText, runDag, stateOf, taskInstances, taskLog, withClickHouse } from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
-import { rewriteDailyRevenue } from "../../harness/mart-corruption.ts";
+import { api, describeRun, readPositionText, runDag, stateOf, taskInstances, taskLog, withClickHouse } from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
+import { rewriteDailyRevenue } from "../../testkit/world/mart-corruption.ts";
 
 const enc = encodeURIComponent;
 const world = useWorldSuite();

@@ -6,9 +6,9 @@ import { after, before, test } from "node:test";
 import type { StandConfig } from "../../src/config/stand.ts";
 import { runClickHouseChecks, type CheckResult, type Expectations } from "../../src/world-ops/checks.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
-import * as fx from "./fixture.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
-import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
+import * as fx from "../../testkit/world/etl-fixture.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
+import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "../../testkit/world/etl-world.ts";
 
 let lock: WorldLock;
 

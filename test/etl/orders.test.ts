@@ -11,8 +11,8 @@ import { kafkaBroker } from "../../src/config/stand.ts";
 import { ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { parseOrdersBatch, pullOrdersBatch } from "../../tasks/orders.ts";
 import { createTopics } from "../../tasks/topics.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
-import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
+import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "../../testkit/world/etl-world.ts";
 
 let lock: WorldLock;
 let admin: StandClickHouse;

@@ -17,9 +17,9 @@ import { loadPassport } from "../../src/world/passport.ts";
 import { formatCheckResult, loadExpectations, runClickHouseChecks } from "../../src/world-ops/checks.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { parseOrdersBatch } from "../../tasks/orders.ts";
-import { snapshotAllViews } from "./marts.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
-import { adminSession, quietIo, rebuildWorldWithoutIngest } from "./world.ts";
+import { snapshotAllViews } from "../../testkit/world/etl-marts.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
+import { adminSession, quietIo, rebuildWorldWithoutIngest } from "../../testkit/world/etl-world.ts";
 
 const run = promisify(execFile);
 const LOADED = "2026-06-09 00:00:00";

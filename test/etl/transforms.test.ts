@@ -13,10 +13,10 @@ import { detectPlatform } from "../../src/clickhouse/platform.ts";
 import { ddsDatesToProcess, dmDatesToProcess, runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { SqlStatementError, readSqlFile, runSqlFile } from "../../src/clickhouse/sql-files.ts";
 import { runTemplateValues } from "../../tasks/etl-sql.ts";
-import * as fx from "./fixture.ts";
-import { snapshotAllViews, tuples } from "./marts.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
-import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "./world.ts";
+import * as fx from "../../testkit/world/etl-fixture.ts";
+import { snapshotAllViews, tuples } from "../../testkit/world/etl-marts.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
+import { adminSession, insertDistributed, quietIo, rebuildWorldWithoutIngest, standConfig } from "../../testkit/world/etl-world.ts";
 
 let lock: WorldLock;
 let admin: StandClickHouse;

@@ -5,8 +5,8 @@
 // - Postgres left in a smart shutdown (SIGTERM with a client connected): alive, serving nobody;
 //   the keeper stops it and starts it again after hung_after.
 // - kill -9 of every service in turn while world_next_day streams a day in (make test: the services
-//   the seed draws, harness/matrices.ts; make test-full: all): each is back, counted once, and the
-//   day lands exactly (harness/faulted-day.ts).
+//   the seed draws, testkit/matrices.ts; make test-full: all): each is back, counted once, and the
+//   day lands exactly (testkit/world/faulted-day.ts).
 // - a ClickHouse node kept dead (the keeper fail point: each start exits at once): crash-looping,
 //   named by check-services and doctor; rebuild-storage refuses in seconds and touches nothing.
 // - the keeper itself killed: the runner starts it again, its records carried over.
@@ -28,12 +28,12 @@ import { ensureLoader, loaderPid, stopLoader } from "../../src/services/loader-s
 import { nodeServiceSupervisor } from "../../src/services/node-service.ts";
 import { startFailPointFile } from "../../src/services/service.ts";
 import { standContext, standUp } from "../../src/stand/stand.ts";
-import { releaseAllLoaderPauses, waitForLoaderConsuming } from "../../harness/loader-day.ts";
-import { playDay } from "../../harness/faulted-day.ts";
-import { api, readPositionText, taskInstances } from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
-import { forEachPoint, sampledTests, sampleMatrix } from "../../harness/matrix.ts";
-import { KEEPER_FAULTS, KEEPER_KILLS } from "../../harness/matrices.ts";
+import { releaseAllLoaderPauses, waitForLoaderConsuming } from "../../testkit/world/loader-day.ts";
+import { playDay } from "../../testkit/world/faulted-day.ts";
+import { api, readPositionText, taskInstances } from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
+import { forEachPoint, sampledTests, sampleMatrix } from "../../testkit/matrix.ts";
+import { KEEPER_FAULTS, KEEPER_KILLS } from "../../testkit/matrices.ts";
 
 const execFileAsync = promisify(execFile);
 const quiet = (): undefined => undefined;

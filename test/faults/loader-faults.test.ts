@@ -7,7 +7,7 @@
 // distinct WatchIDs and ods.event_v, equals the generator's valid hits of the date, and together with
 // the day's error rows accounts for every message of the day that is not a poison. stg may hold a
 // replayed message twice (at-least-once); ODS may not. The five faults are a matrix: make test runs
-// the ones its seed draws (harness/matrices.ts), make test-full all five.
+// the ones its seed draws (testkit/matrices.ts), make test-full all five.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
@@ -29,15 +29,15 @@ import {
   total,
   waitForLoaderConsuming,
   type OffsetSample,
-} from "../../harness/loader-day.ts";
-import { kafkaClient } from "../../harness/live-stand.ts";
-import { taskLog } from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
-import { playDay } from "../../harness/faulted-day.ts";
-import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
-import { LOADER_FAULT_KINDS } from "../../harness/matrices.ts";
+} from "../../testkit/world/loader-day.ts";
+import { kafkaClient } from "../../testkit/stand/live-stand.ts";
+import { taskLog } from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
+import { playDay } from "../../testkit/world/faulted-day.ts";
+import { sampledTests, sampleMatrix } from "../../testkit/matrix.ts";
+import { LOADER_FAULT_KINDS } from "../../testkit/matrices.ts";
 
-/** make test runs the faults the seed draws (harness/matrices.ts); make test-full all five. */
+/** make test runs the faults the seed draws (testkit/matrices.ts); make test-full all five. */
 const faults = sampledTests(sampleMatrix(LOADER_FAULT_KINDS), it);
 const faultTest = faults.test;
 

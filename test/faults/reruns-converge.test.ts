@@ -1,6 +1,6 @@
 // Reruns converge (issue 10, item 4), on the test stand (never the user's): tasks of the world DAGs
 // fail once AFTER their work is done (a fail point, 000011) — in make test the sample its seed draws
-// of every task of every world DAG (harness/matrices.ts), in make test-full every one — and are run again, as an
+// of every task of every world DAG (testkit/matrices.ts), in make test-full every one — and are run again, as an
 // operator's clear or the trigger's retry would; the world that results equals the one the same
 // steps build uninterrupted: same position, and in ODS, DDS and DM the same rows (per table: the
 // count and a checksum of every business column, read merged). STG may hold the replayed messages
@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { clickhouseNodeConfig, connectClickHouse } from "../../src/clickhouse/client.ts";
 import { loadStandConfig } from "../../src/config/stand.ts";
 import { loadPassport } from "../../src/world/passport.ts";
-import { expectCanonicalOds } from "../lifecycle/world-checks.ts";
+import { expectCanonicalOds } from "../../testkit/world/world-checks.ts";
 import {
   api,
   describeRun,
@@ -22,12 +22,12 @@ import {
   waitForRun,
   withRunnerDb,
   type FinishedRun,
-} from "../../harness/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
-import { sampleMatrix } from "../../harness/matrix.ts";
-import { RERUN_FAIL_POINTS, type RerunPoint } from "../../harness/matrices.ts";
+} from "../../testkit/world/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
+import { sampleMatrix } from "../../testkit/matrix.ts";
+import { RERUN_FAIL_POINTS, type RerunPoint } from "../../testkit/matrices.ts";
 
-/** In the gate, the fail points the seed draws (harness/matrices.ts); in make test-full, every one. */
+/** In the gate, the fail points the seed draws (testkit/matrices.ts); in make test-full, every one. */
 const sample = sampleMatrix(RERUN_FAIL_POINTS);
 
 const enc = encodeURIComponent;

@@ -1,7 +1,7 @@
 // Faults during a world step, on the test stand (never the user's): the runner SIGKILLed mid
 // world_next_day, one ClickHouse node frozen (SIGSTOP) during a step, Kafka stopped during a step,
 // Postgres restarted, and killed with -9, at task boundaries of a step under a running runner. In
-// make test each of these matrices runs the sample its seed draws (harness/matrices.ts), in make
+// make test each of these matrices runs the sample its seed draws (testkit/matrices.ts), in make
 // test-full every point: every single fault, Postgres at all 22 boundaries each way.
 // Each asserts the run's outcome, the position, and that the day landed exactly once in ODS (valid
 // hits after dedup, invalid hits in ods.event_errors), with DDS and DM built for it and unchanged by
@@ -12,7 +12,7 @@ import { describe, it } from "node:test";
 import { runnerPid } from "../../src/services/runner-service.ts";
 import { serviceGroups, standContext, standUp } from "../../src/stand/stand.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
-import { expectCanonicalOds } from "../lifecycle/world-checks.ts";
+import { expectCanonicalOds } from "../../testkit/world/world-checks.ts";
 import {
   api,
   applicationDatabases,
@@ -28,13 +28,13 @@ import {
   triggerRun,
   useRunnerService,
   waitForRun,
-} from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
-import { armLoaderPause, expectedDay, releaseAllLoaderPauses } from "../../harness/loader-day.ts";
-import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses } from "../../harness/runner-pauses.ts";
+} from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
+import { armLoaderPause, expectedDay, releaseAllLoaderPauses } from "../../testkit/world/loader-day.ts";
+import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause, releasePauses } from "../../testkit/runner/runner-pauses.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
-import { forEachPoint, runPoint, sampleMatrix } from "../../harness/matrix.ts";
-import { POSTGRES_AT_BOUNDARIES, STEP_FAULT_KINDS } from "../../harness/matrices.ts";
+import { forEachPoint, runPoint, sampleMatrix } from "../../testkit/matrix.ts";
+import { POSTGRES_AT_BOUNDARIES, STEP_FAULT_KINDS } from "../../testkit/matrices.ts";
 
 const quiet = (): undefined => undefined;
 
@@ -115,7 +115,7 @@ describe("faults during a world step (test stand)", () => {
     console.log(`${service} was down ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s`);
   }
 
-  /** The single faults of a step: in make test the ones the seed draws (harness/matrices.ts), in make test-full all. */
+  /** The single faults of a step: in make test the ones the seed draws (testkit/matrices.ts), in make test-full all. */
   const SINGLE_FAULTS: Record<string, { title: string; strike: () => Promise<void> }> = {
     "runner-sigkill": {
       title: "the runner SIGKILLed while the step waits for ODS: the step finishes after the restart, with no user action",

@@ -9,7 +9,7 @@ import { after, describe, it } from "node:test";
 import { repoRoot } from "../../src/config/stand.ts";
 import { sha256Hex } from "../../generator/src/catalog.ts";
 import { main } from "../../generator/src/cli.ts";
-import { readPassport } from "../../harness/generator-fixtures.ts";
+import { readPassport } from "../../testkit/world/generator-fixtures.ts";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "generator-cli-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import { dayStartUtcMs } from "../../generator/src/calendar.ts";
 import { HIT_FIELDS } from "../../generator/src/hit-format.ts";
 import { classifyHit } from "../../generator/src/invalid.ts";
-import { parseLines, startingWorld } from "../../harness/generator-fixtures.ts";
+import { parseLines, startingWorld } from "../../testkit/world/generator-fixtures.ts";
 
 const UINT_FIELDS = ["WatchID", "VisitID", "ClientID", "CounterID", "HasGCLID", "YCLID", "BrowserMajorVersion", "DeviceCategory",
   "ScreenWidth", "ScreenHeight", "RegionCountryID", "RegionCityID"] as const;

@@ -6,7 +6,7 @@ import { linesSha256 } from "../../generator/src/inventory.ts";
 import { PlanCache, buildSnapshot } from "../../generator/src/orders.ts";
 import { Rng, permute52 } from "../../generator/src/rng.ts";
 import { DEFAULT_SEED } from "../../generator/src/world.ts";
-import { startingWorld } from "../../harness/generator-fixtures.ts";
+import { startingWorld } from "../../testkit/world/generator-fixtures.ts";
 
 describe("generator determinism", () => {
   it("gives the same bytes for the same seed in two independent worlds", () => {

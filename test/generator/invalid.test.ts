@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { INVALID_KINDS, classifyHit, isStrictUtcTime } from "../../generator/src/invalid.ts";
-import { parseLines, readPassport, startingWorld } from "../../harness/generator-fixtures.ts";
+import { parseLines, readPassport, startingWorld } from "../../testkit/world/generator-fixtures.ts";
 
 describe("invalid hits", () => {
   it("are counted per day and kind exactly as the passport says", () => {

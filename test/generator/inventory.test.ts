@@ -9,7 +9,7 @@ import { repoRoot } from "../../src/config/stand.ts";
 import { buildCatalog, catalogCsv, sha256Hex } from "../../generator/src/catalog.ts";
 import { CATALOG_PATH, checkInventory } from "../../generator/src/inventory.ts";
 import { DEFAULT_SEED, WORLD_SIZE_NAMES, WORLD_STARTING_DAYS, inventoryPath } from "../../generator/src/world.ts";
-import { readPassport } from "../../harness/generator-fixtures.ts";
+import { readPassport } from "../../testkit/world/generator-fixtures.ts";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "generator-inventory-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));

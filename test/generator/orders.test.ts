@@ -6,7 +6,7 @@ import { dayDate } from "../../generator/src/calendar.ts";
 import { World } from "../../generator/src/day.ts";
 import { ORDER_FIELDS, PlanCache, buildSnapshot, money } from "../../generator/src/orders.ts";
 import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../../generator/src/world.ts";
-import { parseLines, readPassport, startingWorld } from "../../harness/generator-fixtures.ts";
+import { parseLines, readPassport, startingWorld } from "../../testkit/world/generator-fixtures.ts";
 
 const MONEY = /^\d+\.\d{2}$/;
 const TIME_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -9,7 +9,7 @@ import { ORDER_CLASSES, orderClass } from "../../generator/src/order-fate.ts";
 import { cohortSize } from "../../generator/src/people.ts";
 import { DEFAULT_SEED, WORLD_SIZES, WORLD_STARTING_DAYS } from "../../generator/src/world.ts";
 import { HITS_TOPIC } from "../../src/world/constants.ts";
-import { readPassport } from "../../harness/generator-fixtures.ts";
+import { readPassport } from "../../testkit/world/generator-fixtures.ts";
 
 const small = new World(DEFAULT_SEED, "small");
 const canonical = new World(DEFAULT_SEED);

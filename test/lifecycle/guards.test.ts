@@ -23,8 +23,8 @@ import {
   triggerRun,
   waitForRun,
   type FinishedRun,
-} from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+} from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
 
 const { WORLD_STARTING_DAYS } = await loadPassport();
 

@@ -17,7 +17,7 @@ import type { SchemaStatus } from "../../src/world/schema-status.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../../src/world/constants.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
 import { applyDdlFile } from "../../tasks/ddl.ts";
-import { holdHitsGroup, type GroupHolder } from "./group-holder.ts";
+import { holdHitsGroup, type GroupHolder } from "../../testkit/world/group-holder.ts";
 import {
   api,
   applicationDatabases,
@@ -35,9 +35,9 @@ import {
   taskInstances,
   taskLog,
   topicId,
-} from "../../harness/rest-world.ts";
-import { ddsAndDmDates, expectCanonicalOds, recordFakeDrift, runCli, worldSnapshot } from "./world-checks.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+} from "../../testkit/world/rest-world.ts";
+import { ddsAndDmDates, expectCanonicalOds, recordFakeDrift, runCli, worldSnapshot } from "../../testkit/world/world-checks.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
 
 const quiet = { signal: new AbortController().signal, log: () => undefined };
 

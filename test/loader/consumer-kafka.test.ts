@@ -12,8 +12,8 @@ import type { TopicLoader } from "../../src/loader/consumer.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import { createTopicLoader } from "../../src/loader/world-loader.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "../../harness/live-stand.ts";
-import { createLiveDatabase, type LiveDatabase } from "./live-clickhouse.ts";
+import { kafkaClient, randomName, retry, waitUntil } from "../../testkit/stand/live-stand.ts";
+import { createLiveDatabase, type LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
 
 describe("TopicLoader on the real Kafka and ClickHouse", () => {
   const topic = randomName("loader_test");

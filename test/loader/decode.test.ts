@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { DEFAULT_SHAPE_LIMITS, decodeMessageValue, type DecodeMode } from "../../src/loader/decode.ts";
 import { jsonValueEnd, skipJsonWhitespace } from "../../src/loader/json-bytes.ts";
-import { randomInt, seededRandom } from "./support.ts";
+import { randomInt, seededRandom } from "../../testkit/loader-support.ts";
 
 const limits = { maxMessageBytes: 1024 };
 const decode = (value: string | Buffer | null, mode: DecodeMode = "json-object") =>

@@ -14,7 +14,7 @@ import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhou
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
 import { LoaderCore } from "../../src/loader/loader-core.ts";
 import { hitsRouter } from "../../src/loader/world-loader.ts";
-import { startPrivateClickHouse, type PrivateClickHouse } from "./private-clickhouse.ts";
+import { startPrivateClickHouse, type PrivateClickHouse } from "../../testkit/stand/private-clickhouse.ts";
 
 const COLUMNS = ["WatchID", "ClientID", "VisitID", "CounterID", "EventDate", "UTCEventTime", "EventType", "URL", "Title", "GoalsReached", "productID", "productPrice", "ecommerce", "_raw", "kafka_offset"];
 const BASE = '"WatchID":1,"ClientID":2,"EventType":"pageview"';

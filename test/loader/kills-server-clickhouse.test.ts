@@ -17,7 +17,7 @@ import { DEFAULT_SHAPE_LIMITS, decodeMessageValue } from "../../src/loader/decod
 import { LoaderCore } from "../../src/loader/loader-core.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import { hitsRouter } from "../../src/loader/world-loader.ts";
-import { startPrivateClickHouse, type PrivateClickHouse } from "./private-clickhouse.ts";
+import { startPrivateClickHouse, type PrivateClickHouse } from "../../testkit/stand/private-clickhouse.ts";
 
 const topic = "hits_issue21";
 const DAY = 2000;

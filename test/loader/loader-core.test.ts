@@ -10,7 +10,7 @@ import { LoaderCore } from "../../src/loader/loader-core.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import type { LoaderMessage } from "../../src/loader/types.ts";
-import { randomInt, seededRandom, serverError } from "./support.ts";
+import { randomInt, seededRandom, serverError } from "../../testkit/loader-support.ts";
 
 const topic = "events";
 

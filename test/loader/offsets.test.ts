@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { OffsetOrderError, OffsetTracker } from "../../src/loader/offsets.ts";
-import { randomInt, seededRandom } from "./support.ts";
+import { randomInt, seededRandom } from "../../testkit/loader-support.ts";
 
 const topic = "t";
 

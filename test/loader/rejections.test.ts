@@ -6,7 +6,7 @@ import { CH_ERROR, REFUSAL_CODES } from "../../src/clickhouse/errors.ts";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { classifyRejection } from "../../src/loader/rejections.ts";
 import { SinkGate } from "../../src/loader/sink-gate.ts";
-import { seededRandom, serverError } from "./support.ts";
+import { seededRandom, serverError } from "../../testkit/loader-support.ts";
 
 describe("classifyRejection", () => {
   test("by server code: transient, data, schema, unknown", () => {

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { platformForVersion, type Platform } from "../../src/clickhouse/platform.ts";
 import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhouse-sink.ts";
 import { loaderInsertSettings } from "../../src/loader/world-loader.ts";
-import { createLiveDatabase, type LiveDatabase } from "./live-clickhouse.ts";
+import { createLiveDatabase, type LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
 
 describe("a retried loader INSERT after a failure below a replicated table", () => {
   let db: LiveDatabase;

@@ -12,7 +12,7 @@ import { LoaderCore, type DecodeMode, type SpliceRouter } from "../../src/loader
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import type { LoaderMessage } from "../../src/loader/types.ts";
-import { createLiveDatabase, type LiveDatabase } from "./live-clickhouse.ts";
+import { createLiveDatabase, type LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
 
 const topic = "loader_test_salvage";
 

@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import { DEFAULT_SHAPE_LIMITS, decodeMessageValue, type DecodeMode } from "../../src/loader/decode.ts";
 import { jsonStringMaxBytes, writeJsonString } from "../../src/loader/json-bytes.ts";
 import { SpliceLineWriter, type LeadingFields } from "../../src/loader/splice.ts";
-import { randomInt, seededRandom } from "./support.ts";
+import { randomInt, seededRandom } from "../../testkit/loader-support.ts";
 
 function spliced(text: string, fields: (text: string) => LeadingFields, mode: DecodeMode = "json-object", writer = new SpliceLineWriter()): string {
   const value = Buffer.from(text, "utf8");

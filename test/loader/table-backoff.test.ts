@@ -7,7 +7,7 @@ import { compileLoaderConfig, type LoaderConfigInput } from "../../src/config/lo
 import { LoaderCore, type CycleReport } from "../../src/loader/loader-core.ts";
 import type { CommitPoint } from "../../src/loader/offsets.ts";
 import { TableBackoffs } from "../../src/loader/table-backoff.ts";
-import { serverError } from "./support.ts";
+import { serverError } from "../../testkit/loader-support.ts";
 
 const topic = "events";
 

@@ -1,7 +1,7 @@
-// A group of two loaders on the test stand (loader.instances 2: harness/derived-stand.ts writes the
+// A group of two loaders on the test stand (loader.instances 2: testkit/stand/derived-stand.ts writes the
 // test stand's config with it raised; the second loader is the service loader-2, port + 1). Kafka
 // splits hits' two partitions between them, and every fault here must leave the day exactly once in
-// ODS (harness/faulted-day.ts: success, position + 1, the group at the end offsets and never
+// ODS (testkit/world/faulted-day.ts: success, position + 1, the group at the end offsets and never
 // backwards, ODS merged = distinct WatchIDs = the generator's valid hits):
 //   - kill -9 of the loader holding its cycle's rows inserted but not committed: the other takes its
 //     partition within the session timeout and places the day; the keeper starts the killed one
@@ -18,13 +18,13 @@ import { ensureLoader, ensureLoaders, loaderPid, stopLoader } from "../../src/se
 import { standContext, standStatus } from "../../src/stand/stand.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/constants.ts";
 import { LOADER_CONSUMER_SETTINGS } from "../../src/loader/world-loader.ts";
-import { poolStandContext } from "../../harness/derived-stand.ts";
-import { playDay } from "../../harness/faulted-day.ts";
-import { kafkaClient } from "../../harness/live-stand.ts";
-import { armLoaderPause, releaseAllLoaderPauses, waitForLoaderConsuming } from "../../harness/loader-day.ts";
-import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
-import { LOADER_GROUP_FAULTS } from "../../harness/matrices.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+import { poolStandContext } from "../../testkit/stand/derived-stand.ts";
+import { playDay } from "../../testkit/world/faulted-day.ts";
+import { kafkaClient } from "../../testkit/stand/live-stand.ts";
+import { armLoaderPause, releaseAllLoaderPauses, waitForLoaderConsuming } from "../../testkit/world/loader-day.ts";
+import { sampledTests, sampleMatrix } from "../../testkit/matrix.ts";
+import { LOADER_GROUP_FAULTS } from "../../testkit/matrices.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
 
 const quiet = (): undefined => undefined;
 const ctx = standContext(quiet);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import type { Runner } from "../../src/runner/runner.ts";
-import { createTestDatabase, sleep, startRunner, type TestDatabase } from "../../harness/runner-db.ts";
+import { createTestDatabase, sleep, startRunner, type TestDatabase } from "../../testkit/runner/runner-db.ts";
 
 interface Span {
   dag: string;

@@ -1,5 +1,5 @@
 // Two runners on one metadata database, as two hosts would run them (docs/deploy.md): the test
-// stand's runner and a second host's (harness/second-host.ts: its own state directory and API port,
+// stand's runner and a second host's (testkit/stand/second-host.ts: its own state directory and API port,
 // the test stand's Postgres). A run triggered on one is seen and marked on the other; kill -9 of the
 // runner whose worker holds a task: the other takes the task over once the lease ends and the run
 // ends green (the task's lost try spends its one retry), and the keeper starts the killed runner again;
@@ -18,13 +18,13 @@ import { ensureKeeper, readKeeperView, stopKeeper } from "../../src/keeper/keepe
 import { nodeServicePaths } from "../../src/services/node-service.ts";
 import { ensureRunner, runnerHealthy, runnerPid, stopRunner } from "../../src/services/runner-service.ts";
 import { standContext } from "../../src/stand/stand.ts";
-import { secondHostContext } from "../../harness/second-host.ts";
-import { api, readPositionText, scalar, waitForRun } from "../../harness/rest-world.ts";
-import { expectedDay } from "../../harness/loader-day.ts";
-import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../harness/runner-pauses.ts";
-import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
-import { SECOND_HOST_FAULTS } from "../../harness/matrices.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+import { secondHostContext } from "../../testkit/stand/second-host.ts";
+import { api, readPositionText, scalar, waitForRun } from "../../testkit/world/rest-world.ts";
+import { expectedDay } from "../../testkit/world/loader-day.ts";
+import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../testkit/runner/runner-pauses.ts";
+import { sampledTests, sampleMatrix } from "../../testkit/matrix.ts";
+import { SECOND_HOST_FAULTS } from "../../testkit/matrices.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
 
 const quiet = (): undefined => undefined;
 const ctx = standContext(quiet);

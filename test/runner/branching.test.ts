@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/dag.ts";
-import { taskStates, triggerAndWait, useTestRunner } from "../../harness/runner-db.ts";
+import { taskStates, triggerAndWait, useTestRunner } from "../../testkit/runner/runner-db.ts";
 
 const ran: string[] = [];
 const step = (id: string) => () => {

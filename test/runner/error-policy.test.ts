@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
 
 class PermanentProbe extends Error {}
 

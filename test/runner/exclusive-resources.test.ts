@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { DagDefinitionError } from "../../src/runner/errors.ts";
-import { Gate, sleep, useTestRunner, waitUntil } from "../../harness/runner-db.ts";
+import { Gate, sleep, useTestRunner, waitUntil } from "../../testkit/runner/runner-db.ts";
 
 let holderGate = new Gate();
 /** The shared state the "world" DAGs step: read, think, write, like world_next_day and world_position. */

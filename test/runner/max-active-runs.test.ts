@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
-import { Gate, sleep, useTestRunner, waitUntil } from "../../harness/runner-db.ts";
+import { Gate, sleep, useTestRunner, waitUntil } from "../../testkit/runner/runner-db.ts";
 
 const intervals: { runId: string; start: number; end: number }[] = [];
 let pauseGate = new Gate();

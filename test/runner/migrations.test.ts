@@ -9,7 +9,7 @@ import { type Migration, MigrationChangedError, SchemaTooNewError, knownMigratio
 import { RUNNER_MIGRATIONS } from "../../src/runner/migrate.ts";
 import { createRunner } from "../../src/runner/runner.ts";
 import { SERVER_MIGRATION_SETS } from "../../src/server/migration-sets.ts";
-import { type TestDatabase, createTestDatabase, silentLogger, withClient } from "../../harness/runner-db.ts";
+import { type TestDatabase, createTestDatabase, silentLogger, withClient } from "../../testkit/runner/runner-db.ts";
 
 const runnerFiles = (): Migration[] => knownMigrations(RUNNER_MIGRATIONS.dir);
 const migrateRunner = (pool: pg.Pool, migrations?: readonly Migration[]): Promise<number[]> => migrate(pool, RUNNER_MIGRATIONS, migrations);

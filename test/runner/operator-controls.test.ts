@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { UnknownTaskIdsError } from "../../src/runner/errors.ts";
-import { Gate, useTestRunner, waitForTaskState, waitUntil } from "../../harness/runner-db.ts";
+import { Gate, useTestRunner, waitForTaskState, waitUntil } from "../../testkit/runner/runner-db.ts";
 
 let stuckGate = new Gate();
 let lateResultReturned = new Gate();

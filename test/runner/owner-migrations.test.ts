@@ -17,7 +17,7 @@ import { RUNNER_MIGRATIONS } from "../../src/runner/migrate.ts";
 import { readBuiltCatalogue } from "../../src/world/catalogue.ts";
 import { WORLD_MIGRATIONS } from "../../src/world/migrate.ts";
 import { readWorldBuild, recordAppliedDdl } from "../../src/world/schema-ledger.ts";
-import { type TestDatabase, createTestDatabase } from "../../harness/runner-db.ts";
+import { type TestDatabase, createTestDatabase } from "../../testkit/runner/runner-db.ts";
 
 const FIXTURE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "migrations-b905464");
 /** How b905464 migrated: its runner files, ledger runner.migrations, lock (7300, 1), nothing retired. */

@@ -12,7 +12,7 @@ import pg from "pg";
 import type { Registry } from "prom-client";
 import { loadStandConfig, postgresUrl } from "../../src/config/stand.ts";
 import { defineDag } from "../../src/runner/dag.ts";
-import { Gate, triggerAndWait, useTestRunner, waitForTaskState, waitUntil, withClient } from "../../harness/runner-db.ts";
+import { Gate, triggerAndWait, useTestRunner, waitForTaskState, waitUntil, withClient } from "../../testkit/runner/runner-db.ts";
 
 const gate = new Gate();
 const dags = [

@@ -13,7 +13,7 @@ import pg from "pg";
 import { loadStandConfig, postgresUrl, repoRoot } from "../../src/config/stand.ts";
 import { createPatientPool, JOB_WRITE_STATEMENTS } from "../../src/runner/db.ts";
 import { graphileWorkerPreset } from "../../src/runner/job-queue.ts";
-import { createTestDatabase, type TestDatabase } from "../../harness/runner-db.ts";
+import { createTestDatabase, type TestDatabase } from "../../testkit/runner/runner-db.ts";
 
 const silent = new Logger(() => () => undefined);
 

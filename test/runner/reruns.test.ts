@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
 
 const calls: string[] = [];
 let loadFailuresLeft = 0;

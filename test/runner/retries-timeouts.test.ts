@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { NonRetryableError } from "../../src/runner/errors.ts";
-import { type TestDatabase, sleep, triggerAndWait, useTestRunner, withClient } from "../../harness/runner-db.ts";
+import { type TestDatabase, sleep, triggerAndWait, useTestRunner, withClient } from "../../testkit/runner/runner-db.ts";
 import { coerceError } from "../../src/errors.ts";
 
 const tryStarts = new Map<string, number[]>();

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { RUNNER_SCHEMA_FILE, dumpRunnerSchema } from "../../harness/runner-schema.ts";
+import { RUNNER_SCHEMA_FILE, dumpRunnerSchema } from "../../testkit/runner/runner-schema.ts";
 
 test("src/runner/schema.sql is the dump of the runner schema after the last migration", async () => {
   const fresh = await dumpRunnerSchema();

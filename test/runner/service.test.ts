@@ -13,7 +13,7 @@ import {
   TaskInstanceNotFoundError,
   TryNotFoundError,
 } from "../../src/runner/errors.ts";
-import { Gate, sleep, triggerAndWait, useTestRunner, withClient } from "../../harness/runner-db.ts";
+import { Gate, sleep, triggerAndWait, useTestRunner, withClient } from "../../testkit/runner/runner-db.ts";
 
 let hold = new Gate();
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import type { Runner } from "../../src/runner/runner.ts";
-import { type TestDatabase, createTestDatabase, startRunner, waitForTaskState, withClient } from "../../harness/runner-db.ts";
+import { type TestDatabase, createTestDatabase, startRunner, waitForTaskState, withClient } from "../../testkit/runner/runner-db.ts";
 import { coerceError } from "../../src/errors.ts";
 
 const dags = [

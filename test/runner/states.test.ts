@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { recordTaskResult } from "../../src/runner/task-tries.ts";
 import { createPool } from "../../src/runner/db.ts";
-import { Gate, taskStates, triggerAndWait, useTestRunner, waitForTaskState, waitUntil, withClient } from "../../harness/runner-db.ts";
+import { Gate, taskStates, triggerAndWait, useTestRunner, waitForTaskState, waitUntil, withClient } from "../../testkit/runner/runner-db.ts";
 
 const gates = new Map<string, Gate>();
 const gate = (name: string): Gate => {

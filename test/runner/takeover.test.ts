@@ -11,7 +11,7 @@ import { createPool } from "../../src/runner/db.ts";
 import type { Runner } from "../../src/runner/runner.ts";
 import { recordTaskResult } from "../../src/runner/task-tries.ts";
 import { takeoverDag } from "./fixtures/takeover-dag.ts";
-import { type TestDatabase, createTestDatabase, startRunner, waitUntil, withClient } from "../../harness/runner-db.ts";
+import { type TestDatabase, createTestDatabase, startRunner, waitUntil, withClient } from "../../testkit/runner/runner-db.ts";
 
 const LEASE_SECONDS = 3;
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defineDag } from "../../src/runner/dag.ts";
 import { TryNotHolderError, VariableNotFoundError } from "../../src/runner/errors.ts";
-import { Gate, triggerAndWait, useTestRunner, waitForTaskState, withClient } from "../../harness/runner-db.ts";
+import { Gate, triggerAndWait, useTestRunner, waitForTaskState, withClient } from "../../testkit/runner/runner-db.ts";
 
 let zombieGate = new Gate();
 let reportZombie: (outcome: unknown) => void = () => undefined;

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/dag.ts";
-import { Gate, taskStates, triggerAndWait, useTestRunner, waitForTaskState, withClient } from "../../harness/runner-db.ts";
+import { Gate, taskStates, triggerAndWait, useTestRunner, waitForTaskState, withClient } from "../../testkit/runner/runner-db.ts";
 
 const seen: { dagId: string; conf: unknown; at: number }[] = [];
 const slowChild = new Gate();

@@ -19,12 +19,12 @@ import { isProcessOurs } from "../../src/services/supervisor.ts";
 import { readOdsValidHitsPerDate } from "../../src/world/ods-facts.ts";
 import { playedDay } from "../../tasks/hits-consumed.ts";
 import { readRestores } from "../../src/snapshots/restores.ts";
-import { api, describeRun, readPositionText, runDag, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun, withClickHouse, withRunnerDb } from "../../harness/rest-world.ts";
-import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../harness/runner-pauses.ts";
-import { CANONICAL_SNAPSHOT, useWorldSuite } from "../../harness/world-suite.ts";
-import { sampledTests, sampleMatrix } from "../../harness/matrix.ts";
-import { SNAPSHOT_SCENARIOS } from "../../harness/matrices.ts";
-import { diffExactWorlds, readExactWorld, type ExactWorld } from "../../harness/world-reading.ts";
+import { api, describeRun, readPositionText, runDag, taskInstances, taskLog, triggerRun, useRunnerService, waitForRun, withClickHouse, withRunnerDb } from "../../testkit/world/rest-world.ts";
+import { armRunnerPauses, pauseReached, releaseAllPauses, releasePause } from "../../testkit/runner/runner-pauses.ts";
+import { CANONICAL_SNAPSHOT, useWorldSuite } from "../../testkit/stand/world-suite.ts";
+import { sampledTests, sampleMatrix } from "../../testkit/matrix.ts";
+import { SNAPSHOT_SCENARIOS } from "../../testkit/matrices.ts";
+import { diffExactWorlds, readExactWorld, type ExactWorld } from "../../testkit/world/world-reading.ts";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 
 const quiet = (): undefined => undefined;
@@ -270,7 +270,7 @@ describe("world snapshots: save, restore, refusals, kills (test stand)", () => {
   });
 
   after(() => {
-    // the other world suites' canonical world stays (harness/world-suite.ts)
+    // the other world suites' canonical world stays (testkit/stand/world-suite.ts)
     for (const s of store.list()) if (s.name !== CANONICAL_SNAPSHOT) store.remove(s.name);
   });
   faults.checkEveryPointHasATest();

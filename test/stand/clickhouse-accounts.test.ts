@@ -9,7 +9,7 @@ import { connectClickHouse, type AccountKey, type StandClickHouse } from "../../
 import { CH_ERROR, ClickHouseRefusedError } from "../../src/clickhouse/errors.ts";
 import { quoteIdentifier as id } from "../../src/clickhouse/sql.ts";
 import { ACCOUNT_PROBE_DATABASES } from "../../src/services/clickhouse-config.ts";
-import { randomName } from "../../harness/live-stand.ts";
+import { randomName } from "../../testkit/stand/live-stand.ts";
 
 const config = loadStandConfig();
 const cluster = id(config.clickhouse.cluster);

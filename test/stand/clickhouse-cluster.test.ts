@@ -7,7 +7,7 @@ import { loadStandConfig } from "../../src/config/stand.ts";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
 import { detectPlatform, type Platform } from "../../src/clickhouse/platform.ts";
 import { quoteIdentifier as id } from "../../src/clickhouse/sql.ts";
-import { randomName } from "../../harness/live-stand.ts";
+import { randomName } from "../../testkit/stand/live-stand.ts";
 
 const config = loadStandConfig();
 const cluster = config.clickhouse.cluster;

@@ -10,7 +10,7 @@ import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/cl
 import { detectPlatform } from "../../src/clickhouse/platform.ts";
 import { quoteIdentifier as id } from "../../src/clickhouse/sql.ts";
 import { kafkaEngineClause } from "../../bench/kafka-engine.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "../../harness/live-stand.ts";
+import { kafkaClient, randomName, retry, waitUntil } from "../../testkit/stand/live-stand.ts";
 
 const config = loadStandConfig();
 const cluster = id(config.clickhouse.cluster);

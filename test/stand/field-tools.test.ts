@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import { repoRoot } from "../../src/config/stand.ts";
 import { fetchedToolsVersion, fieldToolPaths } from "../../src/addons/field-tools.ts";
 import { standContext } from "../../src/stand/stand.ts";
-import { randomName } from "../../harness/live-stand.ts";
+import { randomName } from "../../testkit/stand/live-stand.ts";
 
 const run = promisify(execFile);
 const ctx = standContext(() => undefined);

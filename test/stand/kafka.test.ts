@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Admin } from "kafkajs";
-import { kafkaClient, randomName, retry, waitUntil } from "../../harness/live-stand.ts";
+import { kafkaClient, randomName, retry, waitUntil } from "../../testkit/stand/live-stand.ts";
 
 const kafka = kafkaClient("stand-test-kafka");
 const topic = randomName("stand_test_topic");

@@ -9,14 +9,9 @@ import type { ExitInfo, PidRecord, Want } from "../../src/services/supervisor.ts
 import { keptServices } from "../../src/keeper/kept-services.ts";
 import { keptInfrastructure, standContext } from "../../src/stand/stand.ts";
 import { loadStandConfig } from "../../src/config/stand.ts";
+import { ManualClock } from "../../testkit/clock.ts";
 
-class Clock {
-  t = Date.parse("2026-12-02T12:00:00Z");
-  now = (): number => this.t;
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
+type Clock = ManualClock;
 
 class FakeService implements KeptService {
   readonly logFiles = [];
@@ -104,7 +99,7 @@ describe("the keeper's rule", () => {
   });
 
   it("a service that dies is started again after 1 s, its exit recorded, and counted", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const pg = new FakeService("postgres", clock);
     const keeper = new Keeper([pg], options(clock));
     await keeper.tick();
@@ -128,7 +123,7 @@ describe("the keeper's rule", () => {
   });
 
   it("a service that keeps dying at once is crash-looping after the limit, left down, its exit code and log kept; a new start request clears it", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const ch = new FakeService("clickhouse-ch2", clock);
     const keeper = new Keeper([ch], options(clock));
     await keeper.tick();
@@ -160,7 +155,7 @@ describe("the keeper's rule", () => {
   });
 
   it("a service wanted down stays down", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const loader = new FakeService("loader", clock);
     const keeper = new Keeper([loader], options(clock));
     loader.wanted = { want: "down", by: "make down", at: new Date(clock.t).toISOString() };
@@ -175,7 +170,7 @@ describe("the keeper's rule", () => {
   });
 
   it("a dead service waits for what it needs to serve", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const pg = new FakeService("postgres", clock);
     const runner = new FakeService("runner", clock, ["postgres"]);
     const keeper = new Keeper([pg, runner], options(clock));
@@ -202,7 +197,7 @@ describe("the keeper's rule", () => {
   });
 
   it("a live process that stops serving is given its hung time, then stopped and started again", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const pg = new FakeService("postgres", clock);
     const keeper = new Keeper([pg], options(clock));
     await keeper.tick();
@@ -222,7 +217,7 @@ describe("the keeper's rule", () => {
   });
 
   it("a young process that does not serve yet is starting, not hung", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const kafka = new FakeService("kafka", clock);
     const keeper = new Keeper([kafka], options(clock));
     kafka.live = { pid: 5, marker: "kafka", startedAt: new Date(clock.t).toISOString() };
@@ -236,7 +231,7 @@ describe("the keeper's rule", () => {
   });
 
   it("restart counts and crash-looping survive the keeper's own restart", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const zk = new FakeService("zookeeper", clock);
     const previous: ServiceRecord[] = [
       { service: "zookeeper", state: "crash-looping", pid: null, restarts: 7, quickDeaths: 4, lastExit: null, nextStartAt: null, message: "died 4 times", since: "x", crashLoopWantAt: zk.wanted?.at ?? null },

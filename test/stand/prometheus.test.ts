@@ -9,8 +9,8 @@ import { z } from "zod";
 import { alertRules, prometheusUrl } from "../../src/addons/prometheus.ts";
 import { standContext, standStatus } from "../../src/stand/stand.ts";
 import { readMetricsHistory } from "../../src/web/metrics-history.ts";
-import { describeRun, runDag } from "../../harness/rest-world.ts";
-import { useWorldSuite } from "../../harness/world-suite.ts";
+import { describeRun, runDag } from "../../testkit/world/rest-world.ts";
+import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
 
 const ctx = standContext(() => undefined);
 const prometheus = ctx.config.prometheus;

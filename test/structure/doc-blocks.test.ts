@@ -1,9 +1,9 @@
-// Every shell block of README.md and docs/*.md says whether it runs (harness/doc-blocks.ts): `runs`
+// Every shell block of README.md and docs/*.md says whether it runs (testkit/doc-blocks.ts): `runs`
 // (test/docs/doc-commands.test.ts runs it on the test stand) or `illustrative: <why>`. A block that
 // says neither, or an illustrative one without a reason, fails here, naming file and line.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { documentationFiles, shellBlocks } from "../../harness/doc-blocks.ts";
+import { documentationFiles, shellBlocks } from "../../testkit/doc-blocks.ts";
 
 describe("the docs' shell blocks say whether they run", () => {
   const blocks = documentationFiles().flatMap((file) => shellBlocks(file));

@@ -1,4 +1,4 @@
-// The matrix sampler (harness/matrix.ts) and every matrix of the suite (harness/matrices.ts): a
+// The matrix sampler (testkit/matrix.ts) and every matrix of the suite (testkit/matrices.ts): a
 // seed draws the same points every time; any ceil(n / k) consecutive seeds draw every point of
 // every matrix, so no point goes untested for long (a point no seed draws would be a sampler bug);
 // the full tier runs all; TEST_POINTS runs exactly the points named and refuses an unknown one;
@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { coveragePeriod, forEachPoint, gateSampleSize, matrixSettings, sampledTests, sampleMatrix, type Matrix, type MatrixSettings } from "../../harness/matrix.ts";
-import { SUITE_MATRICES } from "../../harness/matrices.ts";
+import { coveragePeriod, forEachPoint, gateSampleSize, matrixSettings, sampledTests, sampleMatrix, type Matrix, type MatrixSettings } from "../../testkit/matrix.ts";
+import { SUITE_MATRICES } from "../../testkit/matrices.ts";
 
 const gate = (seed: number): MatrixSettings => ({ seed, tier: "gate", pinned: new Map() });
 

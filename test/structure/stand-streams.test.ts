@@ -15,8 +15,8 @@ const serviceFree = new Set(readListFile(path.join(repoRoot, "test/service-free.
 
 /** What a beside file must not import or name: the world lock, the stand's services and their clients. */
 const SHARED_STAND = [
-  /harness\/world-(lock|suite)\.ts/, /harness\/(live-stand|rest-world|loader-day|faulted-day)\.ts/,
-  /src\/stand\/(stand|runner-service|loader-service|keeper-service)\.ts/, /src\/clickhouse\/client\.ts/,
+  /testkit\/stand\/(world-lock|world-suite|live-stand)\.ts/, /testkit\/world\/(rest-world|loader-day|faulted-day)\.ts/,
+  /src\/stand\/stand\.ts/, /src\/services\/(runner-service|loader-service)\.ts/, /src\/keeper\/keeper-service\.ts/, /src\/clickhouse\/client\.ts/,
   /\bkafkajs\b/, /\bapiBaseUrl\b/, /\bstandContext\b/, /\bconnectClickHouse\b/,
   /api\/v2\/system\/schema/, // the schema status reads the stand's ClickHouse and ledger
 ];

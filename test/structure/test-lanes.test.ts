@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { budgetTable, DEFAULT_SECONDS, planLanes, SECOND_STAND_PORT_SHIFT, SECOND_STAND_STATE_DIR } from "../../scripts/test-lanes.ts";
-import { shiftedStandConfigText } from "../../harness/shifted-stand.ts";
+import { shiftedStandConfigText } from "../../testkit/stand/shifted-stand.ts";
 import { parseStandConfig, repoRoot } from "../../src/config/stand.ts";
 import { readConfigFile, sharedResources } from "../../src/world-ops/guard.ts";
 

@@ -6,8 +6,8 @@ import { World, generateDay } from "../../generator/src/day.ts";
 import { loadPassport } from "../../src/world/passport.ts";
 import { WorldTaskError } from "../../src/world/io.ts";
 import { playedDay, waitForHitsConsumed } from "../../tasks/hits-consumed.ts";
-import { runUpCommand, useRunnerService } from "../../harness/rest-world.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
+import { runUpCommand, useRunnerService } from "../../testkit/world/rest-world.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
 
 describe("playedDay: a day counted on its own", () => {
   it("gives the passport's counts for every starting day, and what playing the days in order gives after them", async () => {

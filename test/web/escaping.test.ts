@@ -12,10 +12,10 @@ import { pino } from "pino";
 import { escapeHtml, html } from "../../src/web/html.ts";
 import { createWebRouter } from "../../src/web/router.ts";
 import { CONTENT_SECURITY_POLICY } from "../../src/web/security.ts";
-import { call } from "../api/harness.ts";
-import { triggerAndWait } from "../../harness/runner-db.ts";
-import { useWebStand } from "./harness.ts";
-import { LABEL_VARIABLE } from "./web-dags.ts";
+import { call } from "../../testkit/runner/api-app.ts";
+import { triggerAndWait } from "../../testkit/runner/runner-db.ts";
+import { useWebStand } from "../../testkit/runner/web-app.ts";
+import { LABEL_VARIABLE } from "../../testkit/runner/web-dags.ts";
 
 const PROBE = `<img src=x onerror=window.__xss=1></script><script>window.__xss=1</script>"'&amp;`;
 

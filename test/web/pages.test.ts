@@ -6,10 +6,10 @@ import { before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { GRID_RUNS_PER_PAGE } from "../../src/web/pages/dag-grid.ts";
 import type { DagRunRecord } from "../../src/runner/types.ts";
-import { call } from "../api/harness.ts";
-import { triggerAndWait } from "../../harness/runner-db.ts";
-import { useWebStand } from "./harness.ts";
-import { LABEL_VARIABLE } from "./web-dags.ts";
+import { call } from "../../testkit/runner/api-app.ts";
+import { triggerAndWait } from "../../testkit/runner/runner-db.ts";
+import { useWebStand } from "../../testkit/runner/web-app.ts";
+import { LABEL_VARIABLE } from "../../testkit/runner/web-dags.ts";
 
 const QUICK_RUNS = GRID_RUNS_PER_PAGE + 2;
 

@@ -14,8 +14,8 @@ import { createWebRouter } from "../../src/web/router.ts";
 import { worldApiRoutes } from "../../src/web/world-api.ts";
 import { readKafkaOffsets } from "../../src/web/kafka-lag.ts";
 import { readWorldNumbers, type WorldNumbers } from "../../src/web/world-summary.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
-import { webDags } from "./web-dags.ts";
+import { useTestRunner } from "../../testkit/runner/runner-db.ts";
+import { webDags } from "../../testkit/runner/web-dags.ts";
 
 const logger = pino({ level: "silent" });
 const XSS = `<img src=x onerror="window.__xss=1">`;

@@ -13,10 +13,10 @@ import { apiBaseUrl } from "../../src/config/stand.ts";
 import { WORLD_SOURCES_TTL_MS } from "../../src/server/app.ts";
 import { WORLD_TOPICS } from "../../src/world/constants.ts";
 import { withKafkaAdmin } from "../../tasks/kafka-admin.ts";
-import { describeRun, readPositionText, runDag, triggerRun, waitForRun, withClickHouse } from "../../harness/rest-world.ts";
-import { restoreCanonicalWorld, useWorldSuite } from "../../harness/world-suite.ts";
-import { launchChromium, SCREENSHOT_DIR } from "./harness.ts";
-import { rewriteDailyRevenue } from "../../harness/mart-corruption.ts";
+import { describeRun, readPositionText, runDag, triggerRun, waitForRun, withClickHouse } from "../../testkit/world/rest-world.ts";
+import { restoreCanonicalWorld, useWorldSuite } from "../../testkit/stand/world-suite.ts";
+import { launchChromium, SCREENSHOT_DIR } from "../../testkit/runner/web-app.ts";
+import { rewriteDailyRevenue } from "../../testkit/world/mart-corruption.ts";
 
 let chrome: Awaited<ReturnType<typeof launchChromium>> | undefined;
 let page: Page;

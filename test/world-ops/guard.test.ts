@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loadStandConfig } from "../../src/config/stand.ts";
 import { diffSnapshots, readConfigFile, sharedResources, takeWorldSnapshot } from "../../src/world-ops/guard.ts";
-import { kafkaClient, randomName } from "../../harness/live-stand.ts";
+import { kafkaClient, randomName } from "../../testkit/stand/live-stand.ts";
 
 describe("the world guard", () => {
   it("two snapshots with nothing between them are equal; a produced message is named", async () => {

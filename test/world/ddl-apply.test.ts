@@ -9,7 +9,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { WorldTaskError } from "../../src/world/io.ts";
 import { applyDdlFile, DdlStatementError, listDdlFiles } from "../../tasks/ddl.ts";
-import { recordingIo } from "../../harness/recording-io.ts";
+import { recordingIo } from "../../testkit/world/recording-io.ts";
 
 let dir: string;
 

@@ -11,8 +11,8 @@ import { fileURLToPath } from "node:url";
 import { WorldTaskError } from "../../src/world/io.ts";
 import { buildGenerator, generatorImageFor, GENERATOR_IMAGE_REPOSITORY, type GeneratorBuild } from "../../tasks/generator-build.ts";
 import { runGenerator } from "../../tasks/generator-run.ts";
-import { FakeDockerEngine, fillRecording, type RecordedExchange } from "./fake-docker-engine.ts";
-import { recordingIo } from "../../harness/recording-io.ts";
+import { FakeDockerEngine, fillRecording, type RecordedExchange } from "../../testkit/stand/fake-docker-engine.ts";
+import { recordingIo } from "../../testkit/world/recording-io.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 type Recording = Record<"generatorRun" | "failedBuild" | "failedRun", RecordedExchange[]>;

@@ -7,8 +7,8 @@ import { kafkaBroker } from "../../src/config/stand.ts";
 import { WorldTaskError } from "../../src/world/io.ts";
 import { deleteConsumerGroups } from "../../tasks/consumer-groups.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
-import { randomName } from "../../harness/live-stand.ts";
-import { recordingIo } from "../../harness/recording-io.ts";
+import { randomName } from "../../testkit/stand/live-stand.ts";
+import { recordingIo } from "../../testkit/world/recording-io.ts";
 
 const kafka = new Kafka({ clientId: "world-test-kafka-tasks", brokers: [kafkaBroker()], logLevel: logLevel.NOTHING });
 const wide = { name: randomName("world_test_wide"), partitions: 2 };

@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { WorldTaskError } from "../../src/world/io.ts";
 import { buildGenerator, type GeneratorBuild } from "../../tasks/generator-build.ts";
 import { runGenerator } from "../../tasks/generator-run.ts";
-import { recordingIo } from "../../harness/recording-io.ts";
+import { recordingIo } from "../../testkit/world/recording-io.ts";
 
 let dir: string;
 

@@ -24,9 +24,9 @@ import { waitForLoaderCommitted } from "../../tasks/ingest-wait.ts";
 import { pullOrdersBatch } from "../../tasks/orders.ts";
 import { createTopics, deleteTopics } from "../../tasks/topics.ts";
 import { waitForOds } from "../../tasks/wait-for-ods.ts";
-import { takeWorldLock, type WorldLock } from "../../harness/world-lock.ts";
-import { recordingIo } from "../../harness/recording-io.ts";
-import { setTestIngest } from "../../harness/ingest.ts";
+import { takeWorldLock, type WorldLock } from "../../testkit/stand/world-lock.ts";
+import { recordingIo } from "../../testkit/world/recording-io.ts";
+import { setTestIngest } from "../../testkit/world/ingest.ts";
 
 const config = loadStandConfig();
 const [node1, node2] = config.clickhouse.nodes;

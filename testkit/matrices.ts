@@ -1,11 +1,11 @@
 // Every fault and rerun matrix of the suite, in one place: its points, what a point costs on the
 // test stand (measured: docs/stand.md "Tests apart" has the figures) and its share of the gate's 10
-// minutes. The test files draw their samples from these (harness/matrix.ts); test/structure/
+// minutes. The test files draw their samples from these (testkit/matrix.ts); test/structure/
 // matrix-sample.test.ts proves that consecutive seeds draw every point of each.
 import { dags } from "../dags/index.ts";
 import type { Dag } from "../src/runner/dag.ts";
 import { byIds, type Matrix } from "./matrix.ts";
-import type { PauseBoundary } from "./runner-pauses.ts";
+import type { PauseBoundary } from "./runner/runner-pauses.ts";
 
 /** Every task boundary of a step, in the order a run reaches them: before and after each callable
  * task of world_next_day and of the child runs it waits for (dq_check's parallel checks aside). */

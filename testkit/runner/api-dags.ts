@@ -32,7 +32,7 @@ export const taskHolds = {
 export const apiOk = defineDag({
   id: "api_ok",
   description: "two tasks in a row",
-  fileloc: "test/api/test-dags.ts",
+  fileloc: "testkit/runner/api-dags.ts",
   params: z.object({ days: z.number().int().min(0).optional(), hold: z.boolean().optional() }).strict(),
 })
   .task("first", async (ctx) => {
@@ -47,7 +47,7 @@ export const apiOk = defineDag({
   })
   .build();
 
-export const apiFail = defineDag({ id: "api_fail", description: "fails on every try", fileloc: "test/api/test-dags.ts" })
+export const apiFail = defineDag({ id: "api_fail", description: "fails on every try", fileloc: "testkit/runner/api-dags.ts" })
   .task("boom", { retries: 1, retryDelayMs: 50 }, (ctx) => {
     ctx.log.info(`boom attempt ${ctx.tryNumber}`);
     throw new Error(`boom on try ${ctx.tryNumber}`);
@@ -62,7 +62,7 @@ export const apiFail = defineDag({ id: "api_fail", description: "fails on every 
 export const apiSlow = defineDag({
   id: "api_slow",
   description: "one task that takes a while",
-  fileloc: "test/api/test-dags.ts",
+  fileloc: "testkit/runner/api-dags.ts",
   params: z.object({ hold_first_try: z.boolean().optional() }).strict(),
 })
   .task("nap", async (ctx) => {

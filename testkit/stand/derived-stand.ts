@@ -1,15 +1,15 @@
 // Stand contexts derived from the test stand's config file for tests that need the same services
-// seen another way: a "second host" (harness/second-host.ts: its own state directory and ports) or
+// seen another way: a "second host" (testkit/stand/second-host.ts: its own state directory and ports) or
 // a pool of loaders or runners on the test stand itself (the same state and ports, loader.instances
 // or runner.instances raised). The derived config is written as a file, because the processes
 // started from such a context read it (STAND_CONFIG is handed to them: src/services/node-service.ts).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { parseStandConfig, repoRoot, standConfigPath } from "../src/config/stand.ts";
-import { standPaths } from "../src/services/paths.ts";
-import type { StandContext } from "../src/services/service.ts";
-import { Supervisor } from "../src/services/supervisor.ts";
+import { parseStandConfig, repoRoot, standConfigPath } from "../../src/config/stand.ts";
+import { standPaths } from "../../src/services/paths.ts";
+import type { StandContext } from "../../src/services/service.ts";
+import { Supervisor } from "../../src/services/supervisor.ts";
 
 export type RawStandConfig = Record<string, Record<string, unknown>> & { state_dir: string };
 
@@ -20,7 +20,7 @@ export function derivedStandContext(fileName: string, change: (raw: RawStandConf
   const dir = path.resolve(repoRoot, String(config.state_dir));
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, fileName);
-  const text = `# written by a test harness (harness/derived-stand.ts) from ${path.relative(repoRoot, standConfigPath())}\n${stringify(config)}`;
+  const text = `# written by a test harness (testkit/stand/derived-stand.ts) from ${path.relative(repoRoot, standConfigPath())}\n${stringify(config)}`;
   writeFileSync(file, text);
   const parsed = parseStandConfig(text, file);
   const paths = standPaths(parsed);

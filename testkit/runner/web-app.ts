@@ -8,10 +8,10 @@ import { before } from "node:test";
 import { chromium } from "playwright-core";
 import type { BrowserContext, Page } from "playwright-core";
 import type { Runner } from "../../src/runner/runner.ts";
-import { startApi } from "../api/harness.ts";
-import type { ApiHarness } from "../api/harness.ts";
-import { useTestRunner } from "../../harness/runner-db.ts";
-import type { TestDatabase } from "../../harness/runner-db.ts";
+import { startApi } from "./api-app.ts";
+import type { ApiHarness } from "./api-app.ts";
+import { useTestRunner } from "./runner-db.ts";
+import type { TestDatabase } from "./runner-db.ts";
 import { webDags } from "./web-dags.ts";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";

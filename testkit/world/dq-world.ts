@@ -13,7 +13,7 @@ import { repoRoot } from "../../src/config/stand.ts";
 import { standWorldSize } from "../../src/world/passport.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
 import { parseOrdersBatch } from "../../tasks/orders.ts";
-import { adminSession, quietIo, rebuildWorldWithoutIngest } from "../etl/world.ts";
+import { adminSession, quietIo, rebuildWorldWithoutIngest } from "./etl-world.ts";
 
 const run = promisify(execFile);
 const LOADED = "2026-07-01 00:00:00";

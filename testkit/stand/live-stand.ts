@@ -3,8 +3,8 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Kafka, logLevel } from "kafkajs";
-import { loadStandConfig } from "../src/config/stand.ts";
-import { errorMessage } from "../src/errors.ts";
+import { loadStandConfig } from "../../src/config/stand.ts";
+import { errorMessage } from "../../src/errors.ts";
 
 /** A name no other test or the world uses: `<prefix>_<8 hex>` (valid for ClickHouse and Kafka). */
 export function randomName(prefix: string): string {

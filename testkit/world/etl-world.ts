@@ -2,7 +2,7 @@
 // databases dropped ON CLUSTER, then the canonical DDL files applied in name order as lifecycle
 // (tasks/ddl.ts) — all but the hits ingest (90-*), whose Kafka reader would pour whatever the
 // shared `hits` topic holds into ODS. The tests then insert their own small fixture directly.
-// Callers hold the world lock (harness/world-lock.ts).
+// Callers hold the world lock (testkit/stand/world-lock.ts).
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
 import { quoteIdentifier } from "../../src/clickhouse/sql.ts";
 import { loadStandConfig } from "../../src/config/stand.ts";

@@ -7,7 +7,7 @@ import { repoRoot } from "../../src/config/stand.ts";
 import { layerCounts } from "../../src/world-ops/report.ts";
 import type { Passport } from "../../src/world/passport.ts";
 import { loadExpectations, runClickHouseChecks } from "../../src/world-ops/checks.ts";
-import { ledgerRowCount, odsByDate, positionHistory, readPositionText, withClickHouse, withRunnerDb, type CommandResult } from "../../harness/rest-world.ts";
+import { ledgerRowCount, odsByDate, positionHistory, readPositionText, withClickHouse, withRunnerDb, type CommandResult } from "./rest-world.ts";
 
 /** ODS holds exactly the passport: its dates, its valid events per date (deduplicated), its refused hits. */
 export async function expectCanonicalOds(passport: Passport): Promise<void> {

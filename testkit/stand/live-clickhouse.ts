@@ -4,7 +4,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickh
 import { clickhouseNodeConfig } from "../../src/clickhouse/client.ts";
 import { quoteIdentifier } from "../../src/clickhouse/sql.ts";
 import { clickhouseHttpUrl, loadStandConfig } from "../../src/config/stand.ts";
-import { randomName } from "../../harness/live-stand.ts";
+import { randomName } from "./live-stand.ts";
 
 export interface LiveDatabase {
   client: ClickHouseClient;

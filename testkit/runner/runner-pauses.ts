@@ -2,7 +2,7 @@
 // before a run, waits until a try holds at one (the try waits until released, so the moment cannot
 // pass unseen), strikes, and releases it. Read and written in the runner's database directly.
 import { setTimeout as sleep } from "node:timers/promises";
-import { withRunnerDb } from "./rest-world.ts";
+import { withRunnerDb } from "../world/rest-world.ts";
 
 export interface PauseBoundary {
   dag: string;
