@@ -37,6 +37,22 @@ const MESSAGE_DECISION_RULES = [
   },
 ];
 
+// The rooms of the product, each entered through its door (<room>/index.ts): another room's code
+// imports the door only. docs/architecture.md draws them (test/structure/architecture.test.ts keeps
+// the map, this list and the folders on disk the same). Tests may open any room: they test its insides.
+export const ROOMS = [
+  "src/config", "src/clickhouse", "src/runner", "src/world", "src/services", "src/keeper", "src/addons",
+  "src/loader", "src/snapshots", "src/stand", "src/api", "src/web", "src/cli", "src/world-ops", "src/server",
+  "generator/src", "tasks", "dags", "testkit",
+];
+const CALLERS = [...ROOMS, "bench", "scripts"];
+const DOOR_ZONES = ROOMS.map((room) => ({
+  target: CALLERS.filter((caller) => caller !== room && !room.startsWith(`${caller}/`) && !caller.startsWith(`${room}/`)).map((caller) => `./${caller}/**/*`),
+  from: `./${room}`,
+  except: ["./index.ts"],
+  message: `${room}/ is entered through its door: import from ${room}/index.ts (add the name there if it is missing).`,
+}));
+
 export default tseslint.config(
   { ignores: ["node_modules/**", "generator/node_modules/**", ".stand/**", ".stand-test/**", ".stand-test-b/**", ".stand-none/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
   js.configs.recommended,
@@ -62,6 +78,7 @@ export default tseslint.config(
         "error",
         {
           zones: [
+            ...DOOR_ZONES,
             {
               target: "./src/!(server)/**/*",
               from: ["./dags", "./tasks"],
@@ -93,15 +110,21 @@ export default tseslint.config(
               message: "src/migrator.ts is shared by every owner of Postgres tables and imports nothing of src but src/errors.ts: a set's folder, ledger and lock belong to its owner (src/<room>/migrate.ts).",
             },
             {
-              // services and their supervisor do not know the operations run on a world
-              target: "./src/stand/**/*",
+              // the stand's rooms (services, keeper, add-ons, snapshots, the stand as a whole) do not know the operations run on a world
+              target: ["./src/services/**/*", "./src/keeper/**/*", "./src/addons/**/*", "./src/snapshots/**/*", "./src/stand/**/*"],
               from: ["./src/world-ops", "./src/web", "./src/api", "./src/cli", "./src/server"],
-              message: "src/stand holds the services and their supervisor; world operations (src/world-ops) build on it, not the other way.",
+              message: "The stand's rooms hold the services, their keeper, add-ons and snapshots; world operations (src/world-ops), the API and the web view build on them, not the other way.",
+            },
+            {
+              // the services and their supervisor are the stand's floor: the keeper, the add-ons, snapshots and the stand as a whole build on them
+              target: "./src/services/**/*",
+              from: ["./src/keeper", "./src/addons", "./src/snapshots", "./src/stand"],
+              message: "src/services holds the services and their supervisor; the keeper, the add-ons, snapshots and the stand build on it, not the other way.",
             },
             {
               // the world's domain: names, position rules, passport, catalogue, faults
               target: "./src/world/**/*",
-              from: ["./src/stand", "./src/world-ops", "./src/web", "./src/api", "./src/cli", "./src/server", "./src/loader"],
+              from: ["./src/services", "./src/keeper", "./src/addons", "./src/snapshots", "./src/stand", "./src/world-ops", "./src/web", "./src/api", "./src/cli", "./src/server", "./src/loader"],
               message: "src/world is the world's domain; read models go to their users (src/web), operations to src/world-ops.",
             },
             {

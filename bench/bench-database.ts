@@ -1,7 +1,7 @@
 // A throwaway Postgres database on the stand for one benchmark run, dropped afterwards.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { loadStandConfig, postgresUrl } from "../src/config/stand.ts";
+import { loadStandConfig, postgresUrl } from "../src/config/index.ts";
 
 export async function withBenchDatabase<T>(prefix: string, work: (url: string) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: postgresUrl(loadStandConfig().postgres.database) });

@@ -11,12 +11,12 @@
 //                     starts with every view in place
 import { Kafka, logLevel } from "kafkajs";
 import { Registry } from "prom-client";
-import { quoteIdentifier } from "../src/clickhouse/sql.ts";
-import { compileLoaderConfig } from "../src/config/loader.ts";
-import { kafkaBroker, loadStandConfig } from "../src/config/stand.ts";
-import { ClickHouseDeadLetterSink } from "../src/loader/dead-letters.ts";
-import { createTopicLoader, hitsRouter, LOADER_CONSUMER_SETTINGS, loaderInsertSettings, nodeInserters } from "../src/loader/world-loader.ts";
-import { LoaderMetrics } from "../src/loader/metrics.ts";
+import { quoteIdentifier } from "../src/clickhouse/index.ts";
+import { compileLoaderConfig } from "../src/config/index.ts";
+import { kafkaBroker, loadStandConfig } from "../src/config/index.ts";
+import { ClickHouseDeadLetterSink } from "../src/loader/index.ts";
+import { createTopicLoader, hitsRouter, LOADER_CONSUMER_SETTINGS, loaderInsertSettings, nodeInserters } from "../src/loader/index.ts";
+import { LoaderMetrics } from "../src/loader/index.ts";
 import { benchClickHouse, benchName, benchPlatform, clickhouseCpuMicros, clickhousePids, startKafkaEngine, type KafkaEngineChain } from "./bench-clickhouse.ts";
 import { waitForDrain, withAdmin, type Drain } from "./bench-kafka.ts";
 

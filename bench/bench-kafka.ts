@@ -2,11 +2,11 @@
 // world's): topic create/delete through the world's task functions, a group's committed total against
 // the topic's end, waits for a group's members.
 import type { Admin } from "kafkajs";
-import type { TaskIo } from "../src/world/io.ts";
-import { groupProgress } from "../src/loader/group-progress.ts";
-import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
-import { withKafkaAdmin } from "../tasks/kafka-admin.ts";
-import { createTopics, deleteTopics } from "../tasks/topics.ts";
+import type { TaskIo } from "../src/world/index.ts";
+import { groupProgress } from "../src/loader/index.ts";
+import { deleteConsumerGroups } from "../tasks/index.ts";
+import { withKafkaAdmin } from "../tasks/index.ts";
+import { createTopics, deleteTopics } from "../tasks/index.ts";
 
 export const quietIo: TaskIo = { signal: new AbortController().signal, log: () => undefined };
 

@@ -8,15 +8,15 @@
 import { randomBytes } from "node:crypto";
 import { cpus, loadavg } from "node:os";
 import { Kafka, logLevel } from "kafkajs";
-import { loadStandConfig } from "../src/config/stand.ts";
-import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/day.ts";
-import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT } from "../generator/src/config.ts";
-import { generateChunks } from "../generator/src/day-chunks.ts";
-import type { FrameChunk } from "../generator/src/frames.ts";
-import { silentLogger } from "../generator/src/log.ts";
-import { runBatch } from "../generator/src/play.ts";
-import { KafkaSink } from "../generator/src/sink.ts";
-import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../generator/src/world.ts";
+import { loadStandConfig } from "../src/config/index.ts";
+import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/index.ts";
+import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT } from "../generator/src/index.ts";
+import { generateChunks } from "../generator/src/index.ts";
+import type { FrameChunk } from "../generator/src/index.ts";
+import { silentLogger } from "../generator/src/index.ts";
+import { runBatch } from "../generator/src/index.ts";
+import { KafkaSink } from "../generator/src/index.ts";
+import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../generator/src/index.ts";
 
 function numberArg(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);

@@ -12,19 +12,19 @@
 // drops it again at the end, as the earlier version of this bench did):
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/ingest-bench.ts
 import { randomBytes } from "node:crypto";
-import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
-import { kafkaBroker, loadStandConfig, standConfigPath } from "../src/config/stand.ts";
-import { loadPassport, passportDays, type Passport } from "../src/world/passport.ts";
-import { HITS_TOPIC } from "../src/world/constants.ts";
-import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
-import { dropApplicationDatabases } from "../tasks/databases.ts";
-import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
-import { buildGenerator, type GeneratorBuild } from "../tasks/generator-build.ts";
-import { runGenerator } from "../tasks/generator-run.ts";
-import { createTopics, deleteTopics } from "../tasks/topics.ts";
-import { readOdsCounts, type OdsCounts } from "../tasks/wait-for-ods.ts";
-import { setTestIngest } from "../testkit/world/ingest.ts";
-import { takeWorldLock } from "../testkit/stand/world-lock.ts";
+import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/index.ts";
+import { kafkaBroker, loadStandConfig, standConfigPath } from "../src/config/index.ts";
+import { loadPassport, passportDays, type Passport } from "../src/world/index.ts";
+import { HITS_TOPIC } from "../src/world/index.ts";
+import { deleteConsumerGroups } from "../tasks/index.ts";
+import { dropApplicationDatabases } from "../tasks/index.ts";
+import { applyDdlFile, listDdlFiles } from "../tasks/index.ts";
+import { buildGenerator, type GeneratorBuild } from "../tasks/index.ts";
+import { runGenerator } from "../tasks/index.ts";
+import { createTopics, deleteTopics } from "../tasks/index.ts";
+import { readOdsCounts, type OdsCounts } from "../tasks/index.ts";
+import { setTestIngest } from "../testkit/index.ts";
+import { takeWorldLock } from "../testkit/index.ts";
 import { dropBenchDatabases, prepareKafkaEngine, readBenchOdsCounts, startKafkaEngine } from "./bench-clickhouse.ts";
 import { dropGroups, dropTopic, freshTopic, quietIo, waitForMembers, withAdmin } from "./bench-kafka.ts";
 import { count, machineLine, median, printTable, ratio, seconds } from "./bench-report.ts";

@@ -21,10 +21,10 @@
 // the end. Run on the test stand:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/loader-bench.ts
 import { randomBytes } from "node:crypto";
-import { kafkaBroker, loadStandConfig, standConfigPath } from "../src/config/stand.ts";
-import { deadLetterTableDdl } from "../src/loader/dead-letters.ts";
-import { buildGenerator } from "../tasks/generator-build.ts";
-import { runGenerator } from "../tasks/generator-run.ts";
+import { kafkaBroker, loadStandConfig, standConfigPath } from "../src/config/index.ts";
+import { deadLetterTableDdl } from "../src/loader/index.ts";
+import { buildGenerator } from "../tasks/index.ts";
+import { runGenerator } from "../tasks/index.ts";
 import { benchClickHouse, createBenchDatabases, dropBenchDatabases, prepareKafkaEngine, runStatements, worldHitsChain } from "./bench-clickhouse.ts";
 import { drainWithKafkaEngine, drainWithKafkajsOnly, drainWithLoader, type DrainResult } from "./bench-drains.ts";
 import { dropGroups, dropTopic, freshTopic, quietIo } from "./bench-kafka.ts";

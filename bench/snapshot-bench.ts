@@ -4,11 +4,11 @@
 // each snapshot holds of its own and shares with the live data. Figures are the DAG runs' own start
 // and end (REST), so the CLI's polling is not counted. Run on the test stand only:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/snapshot-bench.ts
-import { standConfigPath } from "../src/config/stand.ts";
-import { SnapshotStore, mib, snapshotDisk } from "../src/snapshots/store.ts";
-import { standContext } from "../src/stand/stand.ts";
-import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun } from "../testkit/world/rest-world.ts";
-import { takeWorldLock } from "../testkit/stand/world-lock.ts";
+import { standConfigPath } from "../src/config/index.ts";
+import { SnapshotStore, mib, snapshotDisk } from "../src/snapshots/index.ts";
+import { standContext } from "../src/stand/index.ts";
+import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun } from "../testkit/index.ts";
+import { takeWorldLock } from "../testkit/index.ts";
 import { machineLine, printTable, ratio, seconds } from "./bench-report.ts";
 
 const ctx = standContext(() => undefined);

@@ -9,11 +9,11 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pg from "pg";
 import { pino } from "pino";
-import { createStandApp } from "../src/server/app.ts";
-import { defineDag } from "../src/runner/dag.ts";
-import type { Dag } from "../src/runner/dag.ts";
-import { createRunner } from "../src/runner/runner.ts";
-import { standConfigPath } from "../src/config/stand.ts";
+import { createStandApp } from "../src/server/index.ts";
+import { defineDag } from "../src/runner/index.ts";
+import type { Dag } from "../src/runner/index.ts";
+import { createRunner } from "../src/runner/index.ts";
+import { standConfigPath } from "../src/config/index.ts";
 import { withBenchDatabase } from "./bench-database.ts";
 import { benchWorldPage, isTestStand } from "./world-bench.ts";
 

@@ -5,9 +5,9 @@
 // that none is answered from the sources' 1 s memo, beside the 300 ms target of the first render. Run on the test stand only:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-bench.ts
 // (make bench runs it after the web bench, through scripts/test-stand.sh).
-import { apiBaseUrl, standConfigPath } from "../src/config/stand.ts";
-import { describeRun, readPositionText, runDag, useRunnerService, withClickHouse } from "../testkit/world/rest-world.ts";
-import { takeWorldLock } from "../testkit/stand/world-lock.ts";
+import { apiBaseUrl, standConfigPath } from "../src/config/index.ts";
+import { describeRun, readPositionText, runDag, useRunnerService, withClickHouse } from "../testkit/index.ts";
+import { takeWorldLock } from "../testkit/index.ts";
 
 const PLAYED_DAYS = 30;
 const STEP_DAYS = 7;

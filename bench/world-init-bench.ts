@@ -7,10 +7,10 @@
 // DAGs no longer have that path): the figure before the loader is printed as RECORDED, not measured.
 // Leaves the test stand's world built (as make up would). Run on the test stand only:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-init-bench.ts
-import type { DagRunResponse, TaskInstanceResponse } from "../src/api/schemas.ts";
-import { standConfigPath } from "../src/config/stand.ts";
-import { api, describeRun, emptyWorld, taskInstances, triggerRun, useRunnerService, type FinishedRun } from "../testkit/world/rest-world.ts";
-import { takeWorldLock } from "../testkit/stand/world-lock.ts";
+import type { DagRunResponse, TaskInstanceResponse } from "../src/api/index.ts";
+import { standConfigPath } from "../src/config/index.ts";
+import { api, describeRun, emptyWorld, taskInstances, triggerRun, useRunnerService, type FinishedRun } from "../testkit/index.ts";
+import { takeWorldLock } from "../testkit/index.ts";
 import { machineLine, printTable, seconds } from "./bench-report.ts";
 
 const DAG_ID = "world_initialize";

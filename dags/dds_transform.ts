@@ -1,8 +1,8 @@
 // dds_transform — build dds.order, dds.session, dds.identity for the days the data says are due
 // (sql/etl/00-dds-dates-to-process.sql), as etl. Every row carries this run's id as _load_id.
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
-import { runDdsTransform } from "../tasks/etl.ts";
+import { defineDag } from "../src/runner/index.ts";
+import { runDdsTransform } from "../tasks/index.ts";
 import { taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export default defineDag({

@@ -1,8 +1,8 @@
 // dm_transform — build the marts as etl: funnel and revenue for the days DM is behind DDS
 // (sql/etl/01-dm-dates-to-process.sql); traffic, DQ errors and purchase_vs_orders whole each run.
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
-import { runDmTransform } from "../tasks/etl.ts";
+import { defineDag } from "../src/runner/index.ts";
+import { runDmTransform } from "../tasks/index.ts";
 import { taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export default defineDag({

@@ -5,8 +5,8 @@
 // 2. check_<name> — one task per check: logs its results per data date and fails when any day has
 //    failed rows, logging up to 20 offending keys (tasks/dq.ts DQ_CHECKS names them).
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
-import { DQ_CHECKS, assertCheckPassed, measureDataQuality, readCheckResults } from "../tasks/dq.ts";
+import { defineDag } from "../src/runner/index.ts";
+import { DQ_CHECKS, assertCheckPassed, measureDataQuality, readCheckResults } from "../tasks/index.ts";
 import { passport, readWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const dag = defineDag({

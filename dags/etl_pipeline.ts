@@ -2,7 +2,7 @@
 // for by a waiting trigger, so a failed layer or a red check fails the pipeline (and whatever
 // triggered it). Rerun it by hand after a fix: each layer derives the days to build from the data.
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
+import { defineDag } from "../src/runner/index.ts";
 import { WORLD_DAG } from "./support/world-io.ts";
 
 export default defineDag({

@@ -1,7 +1,7 @@
 // A tiny example DAG: shows the builder (params, dependencies, retries, a branch) and gives a
 // fresh stand something harmless to trigger. Trigger it with conf {"name": "you"}.
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
+import { defineDag } from "../src/runner/index.ts";
 
 export default defineDag({
   id: "example_hello",

@@ -1,6 +1,6 @@
 // Every DAG the runner loads. A DAG module lives in dags/ and default-exports a built Dag;
 // list it here (the registry rejects duplicate ids and waiting triggers naming unknown DAGs).
-import type { Dag } from "../src/runner/dag.ts";
+import type { Dag } from "../src/runner/index.ts";
 import ddsTransform from "./dds_transform.ts";
 import dmTransform from "./dm_transform.ts";
 import dqCheck from "./dq_check.ts";

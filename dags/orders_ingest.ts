@@ -4,8 +4,8 @@
 //                  claim the landed, unclaimed ones in stg.orders_raw under this run's id
 //   2 parse_batch  that load into ods.order / ods.order_errors
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
-import { parseOrdersBatch, pullOrdersBatch } from "../tasks/orders.ts";
+import { defineDag } from "../src/runner/index.ts";
+import { parseOrdersBatch, pullOrdersBatch } from "../tasks/index.ts";
 import { requester, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 export default defineDag({

@@ -23,17 +23,17 @@
 //   9 set_position        world_position := WORLD_STARTING_DAYS
 //  10 etl_pipeline        waiting trigger (dds_transform, then dm_transform)
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
-import type { TaskContext } from "../src/runner/dag.ts";
-import { NonRetryableError } from "../src/runner/errors.ts";
-import { recordAppliedDdl } from "../src/world/schema-ledger.ts";
-import { describePosition, initializeDecision } from "../src/world/position.ts";
-import { checkWorldCatalogue, recordWorldCatalogue } from "../src/world/catalogue-steps.ts";
-import { clearCreationResidue } from "../tasks/residue.ts";
-import { applyDdlFile, listDdlFiles } from "../tasks/ddl.ts";
-import { ensureConsuming, setIngest } from "../src/loader/control.ts";
-import { createTopics } from "../tasks/topics.ts";
-import { waitForOds } from "../tasks/wait-for-ods.ts";
+import { defineDag } from "../src/runner/index.ts";
+import type { TaskContext } from "../src/runner/index.ts";
+import { NonRetryableError } from "../src/runner/index.ts";
+import { recordAppliedDdl } from "../src/world/index.ts";
+import { describePosition, initializeDecision } from "../src/world/index.ts";
+import { checkWorldCatalogue, recordWorldCatalogue } from "../src/world/index.ts";
+import { clearCreationResidue } from "../tasks/index.ts";
+import { applyDdlFile, listDdlFiles } from "../tasks/index.ts";
+import { ensureConsuming, setIngest } from "../src/loader/index.ts";
+import { createTopics } from "../tasks/index.ts";
+import { waitForOds } from "../tasks/index.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { passport, readWorldPosition, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 

@@ -10,9 +10,9 @@
 //   7 set_position           world_position := P+1
 //   8 etl_pipeline           waiting trigger
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
+import { defineDag } from "../src/runner/index.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { playedDay, waitForHitsConsumed } from "../tasks/hits-consumed.ts";
+import { playedDay, waitForHitsConsumed } from "../tasks/index.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
 import { passport, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 

@@ -12,9 +12,9 @@
 // Step DAGs hold the world resource, so they run one at a time; P is read once (read_position pins
 // it in world_position_pin) and every later task fails if world_position moved under the run.
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
+import { defineDag } from "../src/runner/index.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { playedDay, waitForHitsConsumed } from "../tasks/hits-consumed.ts";
+import { playedDay, waitForHitsConsumed } from "../tasks/index.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
 import { passport, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 

@@ -9,11 +9,11 @@
 //   5 world_initialize        waiting trigger; its result is this run's result
 // A failure in 2-3 leaves -1, and world_initialize (make up) then refuses until this DAG succeeds.
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
-import { setIngest } from "../src/loader/control.ts";
-import { dropApplicationDatabases } from "../tasks/databases.ts";
-import { deleteConsumerGroups } from "../tasks/consumer-groups.ts";
-import { deleteTopics } from "../tasks/topics.ts";
+import { defineDag } from "../src/runner/index.ts";
+import { setIngest } from "../src/loader/index.ts";
+import { dropApplicationDatabases } from "../tasks/index.ts";
+import { deleteConsumerGroups } from "../tasks/index.ts";
+import { deleteTopics } from "../tasks/index.ts";
 import { requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 
 const MINUTE = 60_000;

@@ -9,14 +9,14 @@
 //   6 set_position          world_position := the snapshot's; world.restores says which snapshot
 // A restore cut short (runner killed, a service that does not come back) leaves -1: this DAG again
 // with the same name, or make rebuild-storage, brings the world back.
-import { defineDag } from "../src/runner/dag.ts";
-import { loadStandConfig } from "../src/config/stand.ts";
-import { SnapshotStore } from "../src/snapshots/store.ts";
-import { standPaths } from "../src/services/paths.ts";
-import { positionBeforeRun, recordRestore } from "../src/snapshots/restores.ts";
-import { withRunnerDb } from "../src/world/schema-ledger.ts";
-import { WORLD_POSITION_KEY } from "../src/world/position.ts";
-import { checkSnapshotRestore, recordRestoredSchema, replaceWorldFiles, resumeIngest } from "../src/snapshots/world-snapshot.ts";
+import { defineDag } from "../src/runner/index.ts";
+import { loadStandConfig } from "../src/config/index.ts";
+import { SnapshotStore } from "../src/snapshots/index.ts";
+import { standPaths } from "../src/services/index.ts";
+import { positionBeforeRun, recordRestore } from "../src/snapshots/index.ts";
+import { withRunnerDb } from "../src/world/index.ts";
+import { WORLD_POSITION_KEY } from "../src/world/index.ts";
+import { checkSnapshotRestore, recordRestoredSchema, replaceWorldFiles, resumeIngest } from "../src/snapshots/index.ts";
 import { setWorldPosition, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
 import { snapshotConf, snapshotInput } from "./world_snapshot.ts";
 

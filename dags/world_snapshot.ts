@@ -7,14 +7,14 @@
 // Holds the world resource like every world DAG: no step, rebuild, restore or live day runs meanwhile.
 // world_position does not change.
 import { z } from "zod";
-import { defineDag } from "../src/runner/dag.ts";
-import { NonRetryableError } from "../src/runner/errors.ts";
-import { SNAPSHOT_NAME } from "../src/snapshots/store.ts";
-import { WORLD_SERVICES } from "../src/stand/stand.ts";
-import { describePosition } from "../src/world/position.ts";
-import { checkSnapshotSave, saveSnapshot } from "../src/snapshots/world-snapshot.ts";
+import { defineDag } from "../src/runner/index.ts";
+import { NonRetryableError } from "../src/runner/index.ts";
+import { SNAPSHOT_NAME } from "../src/snapshots/index.ts";
+import { WORLD_SERVICES } from "../src/stand/index.ts";
+import { describePosition } from "../src/world/index.ts";
+import { checkSnapshotSave, saveSnapshot } from "../src/snapshots/index.ts";
 import { passport, readWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
-import type { TaskContext } from "../src/runner/dag.ts";
+import type { TaskContext } from "../src/runner/index.ts";
 
 const MINUTE = 60_000;
 

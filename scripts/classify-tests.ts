@@ -11,10 +11,10 @@ import { readFileSync, readdirSync, statSync, writeFileSync, mkdtempSync, rmSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { parseStandConfig, repoRoot } from "../src/config/stand.ts";
-import { standPaths } from "../src/services/paths.ts";
-import { removeExternalDataDir } from "../src/services/postgres.ts";
-import { shiftedStandConfigText } from "../testkit/stand/shifted-stand.ts";
+import { parseStandConfig, repoRoot } from "../src/config/index.ts";
+import { standPaths } from "../src/services/index.ts";
+import { removeExternalDataDir } from "../src/services/index.ts";
+import { shiftedStandConfigText } from "../testkit/index.ts";
 
 const run = promisify(execFile);
 const LIST = path.join(repoRoot, "test", "service-free.txt");

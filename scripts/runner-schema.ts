@@ -2,8 +2,8 @@
 // from the test stand's Postgres (make runner-schema starts it): run it after adding a migration.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { repoRoot } from "../src/config/stand.ts";
-import { RUNNER_SCHEMA_FILE, dumpRunnerSchema } from "../testkit/runner/runner-schema.ts";
+import { repoRoot } from "../src/config/index.ts";
+import { RUNNER_SCHEMA_FILE, dumpRunnerSchema } from "../testkit/index.ts";
 
 const text = await dumpRunnerSchema();
 writeFileSync(RUNNER_SCHEMA_FILE, text);

@@ -17,8 +17,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { z } from "zod";
-import { repoRoot } from "../src/config/stand.ts";
-import { shiftedStandConfigText } from "../testkit/stand/shifted-stand.ts";
+import { repoRoot } from "../src/config/index.ts";
+import { shiftedStandConfigText } from "../testkit/index.ts";
 
 const TIMES_FILE = path.join(repoRoot, "test", "file-times.json");
 /** What an unmeasured stand file is taken to cost (seconds): a middling stand file here. */

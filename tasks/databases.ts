@@ -5,12 +5,12 @@
 // dropping a database whose replica lost its ZooKeeper session (a ZooKeeper restart a moment ago)
 // refuses that table but unlinks its metadata, leaving its data directory behind, and every later
 // DROP DATABASE then fails with "Directory not empty" (seen on the test stand after a keeper test).
-import { connectClickHouse, clickhouseNodeConfig } from "../src/clickhouse/client.ts";
-import { detectPlatform } from "../src/clickhouse/platform.ts";
-import { quoteIdentifier, quoteString } from "../src/clickhouse/sql.ts";
-import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
-import { APPLICATION_DATABASES } from "../src/world/constants.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { connectClickHouse, clickhouseNodeConfig } from "../src/clickhouse/index.ts";
+import { detectPlatform } from "../src/clickhouse/index.ts";
+import { quoteIdentifier, quoteString } from "../src/clickhouse/index.ts";
+import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
+import { APPLICATION_DATABASES } from "../src/world/index.ts";
+import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { errorMessage } from "../src/errors.ts";
 
 export interface DropApplicationDatabasesInput extends TaskIo {

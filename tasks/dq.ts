@@ -6,16 +6,16 @@
 // every dds/dm version (tasks/etl.ts nextRunVersion); a repeated try of the same run rewrites the
 // same keys (data_date, check_name, run) with a newer version, so the results converge.
 import path from "node:path";
-import type { StandClickHouse } from "../src/clickhouse/client.ts";
-import type { Platform } from "../src/clickhouse/platform.ts";
-import { querySqlFile, readSqlFile, readSqlFragment, registeredSqlFiles, runSqlFile } from "../src/clickhouse/sql-files.ts";
-import { renderTemplate, type TemplateValues } from "../src/clickhouse/sql-template.ts";
-import { quoteString } from "../src/clickhouse/sql.ts";
-import { repoRoot } from "../src/config/stand.ts";
-import { NonRetryableError } from "../src/runner/errors.ts";
-import { WorldTaskError, type TaskIo } from "../src/world/io.ts";
-import { PLANTED_ORDER_CLASSES, type Passport } from "../src/world/passport.ts";
-import { describePosition, type PositionReading } from "../src/world/position.ts";
+import type { StandClickHouse } from "../src/clickhouse/index.ts";
+import type { Platform } from "../src/clickhouse/index.ts";
+import { querySqlFile, readSqlFile, readSqlFragment, registeredSqlFiles, runSqlFile } from "../src/clickhouse/index.ts";
+import { renderTemplate, type TemplateValues } from "../src/clickhouse/index.ts";
+import { quoteString } from "../src/clickhouse/index.ts";
+import { repoRoot } from "../src/config/index.ts";
+import { NonRetryableError } from "../src/runner/index.ts";
+import { WorldTaskError, type TaskIo } from "../src/world/index.ts";
+import { PLANTED_ORDER_CLASSES, type Passport } from "../src/world/index.ts";
+import { describePosition, type PositionReading } from "../src/world/index.ts";
 import { nextRunVersion, withEtl, type EtlConnectionOptions } from "./etl.ts";
 import { runTemplateValues, serverNow } from "./etl-sql.ts";
 

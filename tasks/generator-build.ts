@@ -8,12 +8,12 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { build } from "esbuild";
-import { repoRoot, stateDir, loadStandConfig, type StandConfig } from "../src/config/stand.ts";
-import { WORLD_SIZE_NAMES } from "../generator/src/world.ts";
-import { GENERATOR_DIR, CATALOG_CSV_PATH, passportPath } from "../src/world/constants.ts";
+import { repoRoot, stateDir, loadStandConfig, type StandConfig } from "../src/config/index.ts";
+import { WORLD_SIZE_NAMES } from "../generator/src/index.ts";
+import { GENERATOR_DIR, CATALOG_CSV_PATH, passportPath } from "../src/world/index.ts";
 import { readBuildStream } from "./docker-streams.ts";
 import { hashInputs, listBuildContext, listTreeFiles } from "./file-tree.ts";
-import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { errorMessage } from "../src/errors.ts";
 
 const STEP = "buildGenerator";

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { readMultiplexedLogs, type LogStreamName } from "./docker-streams.ts";
-import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import type { GeneratorBuild } from "./generator-build.ts";
 import { errorMessage } from "../src/errors.ts";
 

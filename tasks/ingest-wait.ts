@@ -3,14 +3,14 @@
 // insert_distributed_sync = 1, so ODS holds it on both shards by then) or its dead letter stored.
 // So "the group has committed the end offset of every partition" means "everything sent so far is
 // in ClickHouse", with no guess about flush delays and no Stable-group wait.
-import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByPartition } from "../src/loader/group-progress.ts";
-import { controlPool, describeLoaders, readLoaderStatuses } from "../src/loader/control.ts";
-import type { StandConfig } from "../src/config/stand.ts";
-import { rideOutTransient, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByPartition } from "../src/loader/index.ts";
+import { controlPool, describeLoaders, readLoaderStatuses } from "../src/loader/index.ts";
+import type { StandConfig } from "../src/config/index.ts";
+import { rideOutTransient, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
-import { NonRetryableError } from "../src/runner/errors.ts";
-import { describeFindings, quietStandContext, safeStandFindings, type Finding } from "../src/stand/diagnose.ts";
+import { NonRetryableError } from "../src/runner/index.ts";
+import { describeFindings, quietStandContext, safeStandFindings, type Finding } from "../src/stand/index.ts";
 
 const STEP = "waitForLoaderCommitted";
 /** A wait that has not moved for this long says why, from the stand's findings; then once a minute. */

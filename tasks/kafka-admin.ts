@@ -1,6 +1,6 @@
 // A kafkajs admin client for the world tasks, connected for the length of one call.
 import { Kafka, logLevel, type Admin } from "kafkajs";
-import { kafkaBroker, loadStandConfig, type StandConfig } from "../src/config/stand.ts";
+import { kafkaBroker, loadStandConfig, type StandConfig } from "../src/config/index.ts";
 
 export interface KafkaTarget {
   /** host:port list; the stand's broker (stand.yaml) when omitted. */

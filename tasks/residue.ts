@@ -3,12 +3,12 @@
 // such a world never finished (or its position was deleted by hand), so it is cleared first, in
 // world_recreate's order (the loader stopped, so it leaves its groups; databases; groups; topics),
 // and the creation that follows starts from nothing: the same input, the same world.
-import { loadStandConfig } from "../src/config/stand.ts";
-import { setIngest } from "../src/loader/control.ts";
-import { readLiveCatalogue } from "../src/world/catalogue.ts";
-import { WORLD_CONSUMER_GROUPS, WORLD_TOPICS } from "../src/world/constants.ts";
-import type { TaskIo } from "../src/world/io.ts";
-import { unreachableError } from "../src/world/catalogue-steps.ts";
+import { loadStandConfig } from "../src/config/index.ts";
+import { setIngest } from "../src/loader/index.ts";
+import { readLiveCatalogue } from "../src/world/index.ts";
+import { WORLD_CONSUMER_GROUPS, WORLD_TOPICS } from "../src/world/index.ts";
+import type { TaskIo } from "../src/world/index.ts";
+import { unreachableError } from "../src/world/index.ts";
 import { deleteConsumerGroups } from "./consumer-groups.ts";
 import { dropApplicationDatabases } from "./databases.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";

@@ -3,12 +3,12 @@
 // ods.event_dist for the passport dates plus rows of ods.event_errors_dist must reach the
 // passport's total of events ("something arrived" is not the condition). Progress is logged every
 // few seconds with counts.
-import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/client.ts";
-import { loadStandConfig, type StandConfig } from "../src/config/stand.ts";
-import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/constants.ts";
-import { readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "../src/world/ods-facts.ts";
-import { passportDays, type Passport } from "../src/world/passport.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/io.ts";
+import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/index.ts";
+import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/index.ts";
+import { readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "../src/world/index.ts";
+import { passportDays, type Passport } from "../src/world/index.ts";
+import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 
 const STEP = "waitForOds";

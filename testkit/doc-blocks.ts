@@ -6,7 +6,7 @@
 // shell, so a block may use what an earlier one set (API, TOKEN, RUN_ID).
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { repoRoot } from "../src/config/stand.ts";
+import { repoRoot } from "../src/config/index.ts";
 
 export const SHELL_LANGUAGES = ["sh", "bash", "shell", "console"] as const;
 

@@ -3,7 +3,7 @@
 // minutes. The test files draw their samples from these (testkit/matrix.ts); test/structure/
 // matrix-sample.test.ts proves that consecutive seeds draw every point of each.
 import { dags } from "../dags/index.ts";
-import type { Dag } from "../src/runner/dag.ts";
+import type { Dag } from "../src/runner/index.ts";
 import { byIds, type Matrix } from "./matrix.ts";
 import type { PauseBoundary } from "./runner/runner-pauses.ts";
 

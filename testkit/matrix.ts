@@ -11,7 +11,7 @@
 //   TEST_POINTS=<m>=<id>[,<m>=<id>…]   exactly these points of the named matrices (a rerun)
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { processEnv } from "../src/config/stand.ts";
+import { processEnv } from "../src/config/index.ts";
 
 export type TestTier = "gate" | "full";
 

@@ -2,10 +2,10 @@
 // /.dockerenv and the host's Docker socket) it is the canonical image on the compose network;
 // on the local-process stand it is the local bundle (tasks/generator-build.ts), a node process.
 import { existsSync } from "node:fs";
-import { kafkaBroker, loadStandConfig } from "../../src/config/stand.ts";
-import type { TaskContext } from "../../src/runner/dag.ts";
-import { buildGenerator, type GeneratorBuild, type GeneratorMode } from "../../tasks/generator-build.ts";
-import { runGenerator, type GeneratorRun } from "../../tasks/generator-run.ts";
+import { kafkaBroker, loadStandConfig } from "../../src/config/index.ts";
+import type { TaskContext } from "../../src/runner/index.ts";
+import { buildGenerator, type GeneratorBuild, type GeneratorMode } from "../../tasks/index.ts";
+import { runGenerator, type GeneratorRun } from "../../tasks/index.ts";
 import { taskIo } from "./world-io.ts";
 
 /** docker-compose.yml's network name, which the generator container joins to reach `kafka`. */

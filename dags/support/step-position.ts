@@ -4,9 +4,9 @@
 // later task of the run uses the pinned value, and fails naming both values if world_position moved
 // under the run. The world resource makes step runs exclusive, so one pin serves every step DAG.
 import { z } from "zod";
-import type { TaskContext } from "../../src/runner/dag.ts";
-import { NonRetryableError } from "../../src/runner/errors.ts";
-import { describePosition, stepRefusal, WORLD_POSITION_KEY } from "../../src/world/position.ts";
+import type { TaskContext } from "../../src/runner/index.ts";
+import { NonRetryableError } from "../../src/runner/index.ts";
+import { describePosition, stepRefusal, WORLD_POSITION_KEY } from "../../src/world/index.ts";
 import { passport, readWorldPosition } from "./world-io.ts";
 
 export const POSITION_PIN_KEY = "world_position_pin";

@@ -1,11 +1,11 @@
 // What the world DAG files share that is not a step: the TaskIo a world task takes, the passport's
 // WORLD_STARTING_DAYS and the position as a task reads it. Steps themselves live in each DAG file,
 // which calls tasks/ directly (no shared module of steps: world_recreate reuses by delegation).
-import type { TaskContext } from "../../src/runner/dag.ts";
-import { isTransientFault } from "../../src/world/faults.ts";
-import { readPosition, WORLD_POSITION_KEY, type PositionReading } from "../../src/world/position.ts";
-import type { TaskIo } from "../../src/world/io.ts";
-import { loadPassport, type Passport } from "../../src/world/passport.ts";
+import type { TaskContext } from "../../src/runner/index.ts";
+import { isTransientFault } from "../../src/world/index.ts";
+import { readPosition, WORLD_POSITION_KEY, type PositionReading } from "../../src/world/index.ts";
+import type { TaskIo } from "../../src/world/index.ts";
+import { loadPassport, type Passport } from "../../src/world/index.ts";
 
 export function taskIo(ctx: TaskContext<unknown>): TaskIo {
   return { signal: ctx.signal, log: (line) => ctx.log.info(line) };

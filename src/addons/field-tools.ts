@@ -6,8 +6,8 @@
 // passes --bootstrap-server for this stand unless the command line already names one.
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { kafkaBroker, type StandConfig } from "../config/stand.ts";
-import type { StandPaths } from "../services/paths.ts";
+import { kafkaBroker, type StandConfig } from "../config/index.ts";
+import type { StandPaths } from "../services/index.ts";
 
 /** Written by install-deps.sh after a complete fetch of the tools' jars; holds the Kafka version. */
 export const TOOLS_STAMP = ".fetched-version";

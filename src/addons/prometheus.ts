@@ -7,9 +7,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { apiListenHost, instancesOf, isLoopbackHost, type StandConfig } from "../config/stand.ts";
-import type { StandPaths } from "../services/paths.ts";
-import type { ProbeAnswer, ServiceDefinition, StandContext } from "../services/service.ts";
+import { apiListenHost, instancesOf, isLoopbackHost, type StandConfig } from "../config/index.ts";
+import type { StandPaths } from "../services/index.ts";
+import type { ProbeAnswer, ServiceDefinition, StandContext } from "../services/index.ts";
 
 type PrometheusConfig = NonNullable<StandConfig["prometheus"]>;
 

@@ -4,7 +4,7 @@
 // Idempotent: what exists (by name) is kept, the database's address is brought up to date, the
 // dashboard's layout is written again. Every answer is checked against a schema.
 import { z } from "zod";
-import type { BiConfig, StandConfig } from "../config/stand.ts";
+import type { BiConfig, StandConfig } from "../config/index.ts";
 
 export const STARTER_DASHBOARD_SLUG = "stand-starter";
 export const STARTER_DATABASE_NAME = "stand ClickHouse (reader)";

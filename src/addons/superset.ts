@@ -9,10 +9,10 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
-import { repoRoot, type BiConfig, type StandConfig } from "../config/stand.ts";
+import { repoRoot, type BiConfig, type StandConfig } from "../config/index.ts";
 import { childOutput, errorMessage } from "../errors.ts";
-import type { StandPaths } from "../services/paths.ts";
-import type { ProbeAnswer, ServiceDefinition, StandContext } from "../services/service.ts";
+import type { StandPaths } from "../services/index.ts";
+import type { ProbeAnswer, ServiceDefinition, StandContext } from "../services/index.ts";
 import { ensureStarterDashboard, starterDashboardUrl } from "./superset-dashboard.ts";
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@ import express from "express";
 import type { Express, Router } from "express";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
-import type { RunnerService } from "../runner/service.ts";
+import type { RunnerService } from "../runner/index.ts";
 import { Authenticator } from "./auth.ts";
 import type { LoginConfig } from "./auth.ts";
 import { LoginThrottle } from "./login-throttle.ts";

@@ -5,7 +5,7 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { RequestHandler } from "express";
 import { SignJWT, errors as joseErrors, jwtVerify } from "jose";
-import { isLoopbackHost } from "../config/stand.ts";
+import { isLoopbackHost } from "../config/index.ts";
 import { ApiProblem } from "./problem.ts";
 
 export { isLoopbackHost };

@@ -2,7 +2,7 @@
 import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { RunnerService } from "../runner/service.ts";
+import type { RunnerService } from "../runner/index.ts";
 import type { Authenticator } from "./auth.ts";
 import type { LoginThrottle } from "./login-throttle.ts";
 import type { SchemaStatusResponse } from "./schemas.ts";

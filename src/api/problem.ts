@@ -2,7 +2,7 @@
 // answers, and the one error handler that maps engine errors to statuses by class.
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { ConfValidationError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "../runner/errors.ts";
+import { ConfValidationError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "../runner/index.ts";
 import { errorCode } from "../errors.ts";
 import { coerceError } from "../errors.ts";
 

@@ -3,7 +3,7 @@
 // its type, `null` only where Airflow allows it. Runner extensions are extra fields, which Airflow's
 // response models ignore. The schemas type the serialisers and become our OpenAPI components.
 import { z } from "zod";
-import { RUN_STATES, TASK_STATES } from "../runner/types.ts";
+import { RUN_STATES, TASK_STATES } from "../runner/index.ts";
 
 export const isoDate = z.iso
   .datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone, e.g. 2026-01-01T00:00:00Z" })

@@ -1,7 +1,7 @@
 // Zod schemas of every request, in Airflow's public API v2 field names (the responses are in
 // responses.ts, re-exported here). They validate input and become the OpenAPI document's components.
 import { z } from "zod";
-import { RUN_STATES } from "../runner/types.ts";
+import { RUN_STATES } from "../runner/index.ts";
 import { isoDate } from "./responses.ts";
 
 // Identifiers: ASCII only, no slashes or control characters, bounded length. Run ids may carry the

@@ -8,7 +8,7 @@ import type {
   TaskLogRecord,
   VariableChange,
   VariableRecord,
-} from "../runner/types.ts";
+} from "../runner/index.ts";
 import type {
   DagDetailsResponse,
   DagResponse,

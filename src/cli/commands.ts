@@ -5,7 +5,7 @@ import type {
   TaskInstanceResponse,
   VariableChangeResponse,
   VariableResponse,
-} from "../api/schemas.ts";
+} from "../api/index.ts";
 import { ApiResponseError, CliError, EXIT } from "./client.ts";
 import type { RunnerApiClient } from "./client.ts";
 import { seconds, table } from "./format.ts";

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, Option } from "commander";
-import { apiBaseUrl, loadStandConfig } from "../config/stand.ts";
+import { apiBaseUrl, loadStandConfig } from "../config/index.ts";
 import { CliError, EXIT, RunnerApiClient } from "./client.ts";
 import * as commands from "./commands.ts";
 import type { CommandContext } from "./commands.ts";

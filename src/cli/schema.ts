@@ -1,6 +1,6 @@
 // `runner schema status`: the schema ledger against sql/ddl/ (GET /api/v2/system/schema), one line
 // per DDL file with its drift flag. Exit 1 on drift, so scripts can stop on it.
-import type { SchemaStatus } from "../world/schema-status.ts";
+import type { SchemaStatus } from "../world/index.ts";
 import { EXIT } from "./client.ts";
 import type { CommandContext } from "./commands.ts";
 import { table } from "./format.ts";

@@ -1,6 +1,6 @@
 // Follows a run to its end for `trigger --wait`: polls the run and its task instances, prints each
 // state change as it is seen, and tolerates a short API outage (a restart) before giving up.
-import type { DagRunResponse, TaskInstanceResponse } from "../api/schemas.ts";
+import type { DagRunResponse, TaskInstanceResponse } from "../api/index.ts";
 import { ApiUnreachableError, EXIT, type RunnerApiClient } from "./client.ts";
 
 export interface WatchOptions {

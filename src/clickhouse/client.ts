@@ -1,7 +1,7 @@
 // ClickHouse connections per node and per account, over @clickhouse/client (HTTP).
 // Every failure is rethrown through wrapClickHouseError, so it names account, node and statement.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
-import { loadStandConfig, type ClickHouseNodeConfig, type StandConfig } from "../config/stand.ts";
+import { loadStandConfig, type ClickHouseNodeConfig, type StandConfig } from "../config/index.ts";
 import { wrapClickHouseError, type StatementTarget } from "./errors.ts";
 
 /** The stand's accounts (stand.yaml clickhouse.accounts) plus `default`, which serves health checks only. */

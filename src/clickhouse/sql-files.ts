@@ -9,7 +9,7 @@ import type { StandClickHouse, Settings } from "./client.ts";
 import { ClickHouseStatementError } from "./errors.ts";
 import { splitSqlStatements, type SqlStatement } from "./sql-statements.ts";
 import { SqlTemplateError, renderTemplate, type TemplateValues } from "./sql-template.ts";
-import { repoRoot } from "../config/stand.ts";
+import { repoRoot } from "../config/index.ts";
 import { errorMessage } from "../errors.ts";
 
 /** A SQL file could not be read, rendered or run; `step` names the task that was running it. */

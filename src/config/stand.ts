@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { WORLD_SIZE_NAMES } from "../../generator/src/world.ts";
+import { WORLD_SIZE_NAMES } from "../../generator/src/index.ts";
 import { loaderConfigSchema } from "./loader.ts";
 import { errorMessage } from "../errors.ts";
 

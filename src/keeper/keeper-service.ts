@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { repoRoot, type StandConfig } from "../config/stand.ts";
+import { repoRoot, type StandConfig } from "../config/index.ts";
 import { errorMessage } from "../errors.ts";
 import {
   ensureNodeService,
@@ -18,9 +18,9 @@ import {
   type EnsureOutcome,
   type NodeServiceSpec,
   type StopOutcome,
-} from "../services/node-service.ts";
+} from "../services/index.ts";
 import type { ServiceRecord } from "./policy.ts";
-import type { StandContext } from "../services/service.ts";
+import type { StandContext } from "../services/index.ts";
 
 export const KEEPER_SERVICE = "keeper";
 export const KEEPER_ENTRY = path.join(repoRoot, "src", "stand", "keeper-main.ts");

@@ -16,7 +16,7 @@
 // What it knows is written to <state_dir>/keeper/state.json after every tick, where
 // `make check-services`, `make doctor` and the world waits read it.
 import { errorMessage } from "../errors.ts";
-import type { ExitInfo, PidRecord, Want } from "../services/supervisor.ts";
+import type { ExitInfo, PidRecord, Want } from "../services/index.ts";
 
 export interface KeptService {
   name: string;

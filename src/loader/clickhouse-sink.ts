@@ -5,7 +5,7 @@
 // its JSON.stringify cannot write a bigint).
 import { Readable } from "node:stream";
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
-import { quoteIdentifier } from "../clickhouse/sql.ts";
+import { quoteIdentifier } from "../clickhouse/index.ts";
 import type { LoaderTarget } from "./types.ts";
 
 /** Where rows go: one INSERT per call, all or nothing (a batch below max_insert_block_size is one block). */

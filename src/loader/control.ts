@@ -5,8 +5,8 @@
 // own row of loader.status, beating its heartbeat every second, so a task waits for exactly its own
 // request from every live member and can tell a stopped member from a slow one.
 import pg from "pg";
-import { loadStandConfig, postgresUrl, type StandConfig } from "../config/stand.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../world/io.ts";
+import { loadStandConfig, postgresUrl, type StandConfig } from "../config/index.ts";
+import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../world/index.ts";
 
 export type IngestDesire = "consuming" | "stopped";
 export type LoaderState = "starting" | "consuming" | "stopping" | "stopped" | "failed";

@@ -6,9 +6,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ClickHouseClient } from "@clickhouse/client";
-import { quoteIdentifier } from "../clickhouse/sql.ts";
-import { splitSqlStatements } from "../clickhouse/sql-statements.ts";
-import { DDL_DIR } from "../world/constants.ts";
+import { quoteIdentifier } from "../clickhouse/index.ts";
+import { splitSqlStatements } from "../clickhouse/index.ts";
+import { DDL_DIR } from "../world/index.ts";
 import { escapeTsvBytes, insertTsv } from "./clickhouse-sink.ts";
 import type { MessageSource } from "./types.ts";
 

@@ -7,7 +7,7 @@
 // A batch whose INSERTs leave its node gone is salvaged as suspect, in its node's turn (node-deaths.ts).
 import { batchHead, BufferManager, type BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
-import type { LoaderConfig } from "../config/loader.ts";
+import type { LoaderConfig } from "../config/index.ts";
 import type { DeadLetter, DeadLetterSink } from "./dead-letters.ts";
 import { decodeMessageValue, type DecodeMode } from "./decode.ts";
 import type { LoaderMetrics } from "./metrics.ts";

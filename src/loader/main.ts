@@ -10,10 +10,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { hostname } from "node:os";
 import { pino } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { currentInstance, loadStandConfig, loaderListenHost } from "../config/stand.ts";
+import { currentInstance, loadStandConfig, loaderListenHost } from "../config/index.ts";
 import { controlPool, loaderInstanceKey, readIngestControl, RETRY_AFTER_FAILURE_MS, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
 import { WorldLoader } from "./world-loader.ts";
-import { armPauseBody, PausePoints } from "./pause-points.ts";
+import { PausePoints, serveFailPoints } from "./pause-points.ts";
 import { coerceError, errorMessage } from "../errors.ts";
 import { migrate, MigrationChangedError, SchemaTooNewError } from "../migrator.ts";
 import { LOADER_MIGRATIONS } from "./migrate.ts";
@@ -209,7 +209,7 @@ export function main(): void {
       return;
     }
     if (req.url === "/fail-points" || req.url?.startsWith("/fail-points/") === true) {
-      await serveFailPoints(req, res);
+      await serveFailPoints(req, res, pausePoints, (line, fields) => logger.warn(fields, line));
       return;
     }
     answer(res, 404, { detail: `no route ${req.method ?? "?"} ${req.url ?? "?"}; the loader serves GET /health and GET /metrics` });
@@ -218,63 +218,6 @@ export function main(): void {
   function answer(res: ServerResponse, status: number, body: unknown): void {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
-  }
-
-  const MAX_CONTROL_BODY = 4096;
-
-  /** Reads a small JSON body; undefined (and the answer sent) when it is too large or not JSON. */
-  async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ ok: true; value: unknown } | { ok: false }> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_CONTROL_BODY) {
-        answer(res, 413, { detail: `body over ${MAX_CONTROL_BODY} bytes` });
-        return { ok: false };
-      }
-      chunks.push(chunk);
-    }
-    try {
-      return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown };
-    } catch {
-      // a body that is not JSON is the caller's error: answered 400 here
-      answer(res, 400, { detail: "body is not JSON: send {\"point\": \"before_insert\"|\"before_commit\", \"topic\": \"hits\"}" });
-      return { ok: false };
-    }
-  }
-
-  /** The test stand's pause points (src/loader/pause-points.ts): GET lists them, POST arms one,
-   * POST /fail-points/<id>/release lets its cycle go on. 404 unless loader.fail_points is on. */
-  async function serveFailPoints(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!pausePoints) {
-      answer(res, 404, { detail: "fail points are off on this loader (loader.fail_points: the test stand's config only)" });
-      return;
-    }
-    if (req.method === "GET" && req.url === "/fail-points") {
-      answer(res, 200, { points: pausePoints.list() });
-      return;
-    }
-    if (req.method === "POST" && req.url === "/fail-points") {
-      const body = await readJson(req, res);
-      if (!body.ok) return;
-      const parsed = armPauseBody.safeParse(body.value);
-      if (!parsed.success) {
-        answer(res, 400, { detail: parsed.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ") });
-        return;
-      }
-      const armed = pausePoints.arm(parsed.data);
-      logger.warn({ pausePoint: armed }, "pause point armed");
-      answer(res, 201, armed);
-      return;
-    }
-    const release = /^\/fail-points\/(\d{1,9})\/release$/.exec(req.url ?? "");
-    if (req.method === "POST" && release?.[1] !== undefined) {
-      const released = pausePoints.release(Number(release[1]));
-      if (released) logger.warn({ pausePoint: released }, "pause point released");
-      answer(res, released ? 200 : 404, released ?? { detail: `no pause point ${release[1]}` });
-      return;
-    }
-    answer(res, 405, { detail: "fail points: GET /fail-points, POST /fail-points {point, topic}, POST /fail-points/<id>/release" });
   }
 
   const server = createServer((req, res) => {

@@ -3,7 +3,7 @@
 // per-node turn that keeps one suspect batch in flight to a node for the whole loader process.
 import { batchHead, type BufferedRow } from "./buffers.ts";
 import type { RowInserter } from "./clickhouse-sink.ts";
-import type { LoaderConfig } from "../config/loader.ts";
+import type { LoaderConfig } from "../config/index.ts";
 import type { LoaderMetrics } from "./metrics.ts";
 import { lostConnection, type Rejection } from "./rejections.ts";
 import type { SuspectSalvage } from "./salvage.ts";

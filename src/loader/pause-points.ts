@@ -6,6 +6,8 @@
 //   before_commit  every INSERT of the cycle returned (rows or dead letters placed); the commit of
 //                  their offsets has not been sent
 // Each armed point holds one cycle, once. A stopping loader releases every point.
+// The loader's test-only door: every test hook of this room is here (the points, and their HTTP routes).
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 
 export const LOADER_PAUSE_POINTS = ["before_insert", "before_commit"] as const;
@@ -75,4 +77,66 @@ export class PausePoints {
     armed.state.detail = detail;
     await armed.released;
   }
+}
+
+function answer(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+const MAX_CONTROL_BODY = 4096;
+
+/** Reads a small JSON body; undefined (and the answer sent) when it is too large or not JSON. */
+async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_CONTROL_BODY) {
+      answer(res, 413, { detail: `body over ${MAX_CONTROL_BODY} bytes` });
+      return { ok: false };
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown };
+  } catch {
+    // a body that is not JSON is the caller's error: answered 400 here
+    answer(res, 400, { detail: "body is not JSON: send {\"point\": \"before_insert\"|\"before_commit\", \"topic\": \"hits\"}" });
+    return { ok: false };
+  }
+}
+
+/** The test stand's pause points over the loader's HTTP port: GET lists them, POST arms one,
+ * POST /fail-points/<id>/release lets its cycle go on. 404 unless loader.fail_points is on. */
+export async function serveFailPoints(req: IncomingMessage, res: ServerResponse, pausePoints: PausePoints | undefined, warn: (line: string, fields: Record<string, unknown>) => void): Promise<void> {
+  if (!pausePoints) {
+    answer(res, 404, { detail: "fail points are off on this loader (loader.fail_points: the test stand's config only)" });
+    return;
+  }
+  if (req.method === "GET" && req.url === "/fail-points") {
+    answer(res, 200, { points: pausePoints.list() });
+    return;
+  }
+  if (req.method === "POST" && req.url === "/fail-points") {
+    const body = await readJson(req, res);
+    if (!body.ok) return;
+    const parsed = armPauseBody.safeParse(body.value);
+    if (!parsed.success) {
+      answer(res, 400, { detail: parsed.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ") });
+      return;
+    }
+    const armed = pausePoints.arm(parsed.data);
+    warn("pause point armed", { pausePoint: armed });
+    answer(res, 201, armed);
+    return;
+  }
+  const release = /^\/fail-points\/(\d{1,9})\/release$/.exec(req.url ?? "");
+  if (req.method === "POST" && release?.[1] !== undefined) {
+    const released = pausePoints.release(Number(release[1]));
+    if (released) warn("pause point released", { pausePoint: released });
+    answer(res, released ? 200 : 404, released ?? { detail: `no pause point ${release[1]}` });
+    return;
+  }
+  answer(res, 405, { detail: "fail points: GET /fail-points, POST /fail-points {point, topic}, POST /fail-points/<id>/release" });
 }

@@ -3,8 +3,8 @@
 // (something in the rows: salvage them), a schema fault (the table or a column is not what the
 // rows need: hold, an operator must act). The transient codes are the world's (src/world/faults.ts);
 // socket and client errors without a server code go through the same module's classifyFault.
-import { CH_ERROR, REFUSAL_CODES, clickhouseErrorCode } from "../clickhouse/errors.ts";
-import { TRANSIENT_CLICKHOUSE_CODES, classifyFault } from "../world/faults.ts";
+import { CH_ERROR, REFUSAL_CODES, clickhouseErrorCode } from "../clickhouse/index.ts";
+import { TRANSIENT_CLICKHOUSE_CODES, classifyFault } from "../world/index.ts";
 import { errorCause, errorCode } from "../errors.ts";
 
 /** Codes that are transient for a loader on top of the world's: the server may have room later. */

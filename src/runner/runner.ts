@@ -7,7 +7,7 @@ import os from "node:os";
 import { runMigrations } from "graphile-worker";
 import { type Logger, pino } from "pino";
 import type { Registry } from "prom-client";
-import { processEnv } from "../config/stand.ts";
+import { processEnv } from "../config/index.ts";
 import type { Dag } from "./dag.ts";
 import { createPool, query, statement } from "./db.ts";
 import type { Engine } from "./engine.ts";

@@ -7,12 +7,12 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
-import type { DagImportError } from "../api/context.ts";
-import { repoRoot } from "../config/stand.ts";
-import { Dag } from "../runner/dag.ts";
-import { DagDefinitionError } from "../runner/errors.ts";
+import type { DagImportError } from "../api/index.ts";
+import { repoRoot } from "../config/index.ts";
+import { Dag } from "../runner/index.ts";
+import { DagDefinitionError } from "../runner/index.ts";
 import { coerceError } from "../errors.ts";
-import { DagRegistry } from "../runner/registry.ts";
+import { DagRegistry } from "../runner/index.ts";
 
 export interface LoadedDags {
   dags: Dag[];

@@ -2,7 +2,7 @@
 // the ClickHouse accounts, SPEC "Accounts") from stand.yaml. 18.16 has no SQL users or roles, so
 // every account rule here is a users.xml rule: network, profile settings and database allow-lists.
 import { createHash } from "node:crypto";
-import type { ClickHouseNodeConfig, StandConfig } from "../config/stand.ts";
+import type { ClickHouseNodeConfig, StandConfig } from "../config/index.ts";
 import type { StandPaths } from "./paths.ts";
 
 /** The application databases the DAG runner owns (SPEC). */

@@ -2,8 +2,8 @@
 // Each node gets its own generated config.xml; both read the one generated users file.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { clickhouseHttpUrl, type ClickHouseNodeConfig } from "../config/stand.ts";
-import { connectClickHouse } from "../clickhouse/client.ts";
+import { clickhouseHttpUrl, type ClickHouseNodeConfig } from "../config/index.ts";
+import { connectClickHouse } from "../clickhouse/index.ts";
 import { renderNodeConfig, renderUsersXml } from "./clickhouse-config.ts";
 import type { ServiceDefinition, StandContext } from "./service.ts";
 

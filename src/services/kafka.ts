@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Kafka, logLevel } from "kafkajs";
-import type { StandConfig } from "../config/stand.ts";
+import type { StandConfig } from "../config/index.ts";
 import type { StandPaths } from "./paths.ts";
 import type { ServiceDefinition, StandContext } from "./service.ts";
 import { childOutput, errorMessage } from "../errors.ts";

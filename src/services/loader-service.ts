@@ -9,7 +9,7 @@
 // is by STAND_INSTANCE=k, and joins the same consumer groups: Kafka splits the partitions between
 // the members and moves a dead member's to the others. The first keeps the name `loader`.
 import path from "node:path";
-import { instancesOf, poolInstance, repoRoot, type StandConfig } from "../config/stand.ts";
+import { instancesOf, poolInstance, repoRoot, type StandConfig } from "../config/index.ts";
 import {
   ensureNodeService,
   leftoverInstances,

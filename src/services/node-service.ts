@@ -7,9 +7,10 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { instancesOf, repoRoot, standConfigPath, type PoolKind } from "../config/stand.ts";
+import { instancesOf, repoRoot, standConfigPath, type PoolKind } from "../config/index.ts";
 import { waitForHealthy } from "./health.ts";
-import { PortTakenError, withStartFailPoint, type LaunchOptions, type StandContext } from "./service.ts";
+import { PortTakenError, type LaunchOptions, type StandContext } from "./service.ts";
+import { withStartFailPoint } from "./fail-points.ts";
 import { Supervisor, type StartSpec, type StopOptions } from "./supervisor.ts";
 
 /** What the code fingerprint covers, relative to the repository; the stand config in force is always added. */

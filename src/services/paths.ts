@@ -1,7 +1,7 @@
 // Where each stand service keeps its data, config, log and pid file, all under the state dir.
 // One place for the layout so `clean`, the docs and the supervisor agree.
 import path from "node:path";
-import { loadStandConfig, stateDir, type StandConfig } from "../config/stand.ts";
+import { loadStandConfig, stateDir, type StandConfig } from "../config/index.ts";
 
 export interface StandPaths {
   root: string;

@@ -7,7 +7,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, re
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import type { StandConfig } from "../config/stand.ts";
+import type { StandConfig } from "../config/index.ts";
 import type { ServiceDefinition, StandContext } from "./service.ts";
 import { childOutput, errorMessage } from "../errors.ts";
 

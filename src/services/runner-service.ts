@@ -10,7 +10,7 @@
 // the service runner-k (its own state directory, pid file and log), listens on runner.api_port + k - 1
 // and is told which it is by STAND_INSTANCE=k; the first keeps the name `runner`.
 import path from "node:path";
-import { apiBaseUrl, instancesOf, loadStandConfig, poolInstance, repoRoot, type StandConfig } from "../config/stand.ts";
+import { apiBaseUrl, instancesOf, loadStandConfig, poolInstance, repoRoot, type StandConfig } from "../config/index.ts";
 import {
   codeFingerprint as fingerprintOf,
   ensureNodeService,

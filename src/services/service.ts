@@ -1,12 +1,11 @@
 // The shape every stand service module fills in, and the generic start/stop/status steps over it.
 // A service module says how to prepare, launch and probe its server; this module does the rest.
-import { existsSync } from "node:fs";
-import path from "node:path";
-import type { StandConfig } from "../config/stand.ts";
+import type { StandConfig } from "../config/index.ts";
 import { waitForHealthy } from "./health.ts";
 import type { StandPaths } from "./paths.ts";
 import { isProcessOurs, type ExitInfo, type StartSpec, type Supervisor } from "./supervisor.ts";
 import { errorMessage } from "../errors.ts";
+import { withStartFailPoint } from "./fail-points.ts";
 
 export interface StandContext {
   config: StandConfig;
@@ -117,22 +116,6 @@ async function servesWithin(ctx: StandContext, service: ServiceDefinition, start
 export interface LaunchOptions {
   /** Told how the process ended (the keeper records it as the service's last exit). */
   onExit?: (exit: ExitInfo) => void;
-}
-
-/** The file that, on a stand with keeper.fail_points, makes every start of `service` exit at once. */
-export function startFailPointFile(ctx: StandContext, service: string): string {
-  return path.join(ctx.paths.root, "keeper", "fail-points", service);
-}
-
-/**
- * The test stand's "binary that exits at once": with keeper.fail_points on and the service's fail
- * point file present, what is launched is a shell that prints so and exits with code 3 (the
- * marker stays in its command line). Whoever starts it (stand up, the keeper) gets the same.
- */
-export function withStartFailPoint(ctx: StandContext, spec: StartSpec): StartSpec {
-  const file = startFailPointFile(ctx, spec.service);
-  if (ctx.config.keeper?.fail_points !== true || !existsSync(file)) return spec;
-  return { ...spec, command: "/bin/sh", args: ["-c", `echo "keeper fail point ${file}: this start of ${spec.service} exits at once with code 3"; exit 3`, spec.marker] };
 }
 
 /** Prepares and launches the service; the caller holds its start lock and knows it is not running. */

@@ -2,12 +2,12 @@
 // snapshot list route and the World page). Saving and restoring are DAGs (world_snapshot,
 // world_restore); listing reads the files under the state directory and says whether each snapshot's
 // schema is today's sql/ddl/, so a list never offers a restore that would be refused for it.
-import type { StandConfig } from "../config/stand.ts";
+import type { StandConfig } from "../config/index.ts";
 import { errorMessage } from "../errors.ts";
-import { standPaths } from "../services/paths.ts";
+import { standPaths } from "../services/index.ts";
 import { SnapshotStore, schemaChecksum } from "./store.ts";
 import type { SnapshotSummary } from "./restores.ts";
-import { currentDdlFiles } from "../world/schema-ledger.ts";
+import { currentDdlFiles } from "../world/index.ts";
 
 export type SnapshotRow = SnapshotSummary;
 

@@ -9,9 +9,10 @@ import { rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { z } from "zod";
-import type { StandConfig } from "../config/stand.ts";
+import type { StandConfig } from "../config/index.ts";
 import { errorMessage } from "../errors.ts";
-import type { StandPaths } from "../services/paths.ts";
+import type { StandPaths } from "../services/index.ts";
+import { killPoint, stagedFreeBytes } from "./fail-points.ts";
 import { addCopies, copyTree, emptyCopy, listTree, measureTree, type BulkDirs, type LinkRule, type TreeCopy, type TreeFilter } from "./tree.ts";
 
 /** A snapshot's name: a file name of its own, never a path. */
@@ -238,22 +239,9 @@ export class SnapshotStore {
     }
   }
 
-  /**
-   * The test stand's way to kill a save or a restore half way, by construction: with
-   * snapshots.fail_points on and the file .fail-points/kill-<save|restore>-after-<part> present, the
-   * process doing it (the runner) SIGKILLs itself right after that part, once (the file is taken).
-   */
-  private killPoint(what: "save" | "restore", part: string): void {
-    if (this.config.snapshots.fail_points !== true) return;
-    const file = path.join(this.dir, ".fail-points", `kill-${what}-after-${part}`);
-    if (!existsSync(file)) return;
-    rmSync(file, { force: true });
-    process.kill(process.pid, "SIGKILL");
-  }
-
   freeBytes(): number {
-    const staged = path.join(this.dir, ".fail-points", "free-bytes");
-    if (this.config.snapshots.fail_points === true && existsSync(staged)) return Number(readFileSync(staged, "utf8").trim());
+    const staged = stagedFreeBytes(this.config, this.dir);
+    if (staged !== undefined) return staged;
     const fs = statfsSync(existsSync(this.dir) ? this.dir : this.paths.root);
     return fs.bavail * fs.bsize;
   }
@@ -270,7 +258,7 @@ export class SnapshotStore {
         parts[part.name] = await copyTree(part.live, path.join(partial, part.name), part.link, part.filter, signal, part.bulk);
       }),
     );
-    for (const part of snapshotParts(this.config, this.paths)) this.killPoint("save", part.name);
+    for (const part of snapshotParts(this.config, this.paths)) killPoint(this.config, this.dir, "save", part.name);
     const full: SnapshotManifest = { format: SNAPSHOT_FORMAT, name, ...manifest, parts };
     writeFileSync(path.join(partial, MANIFEST), JSON.stringify(full, null, 2) + "\n");
     renameSync(partial, final);
@@ -288,7 +276,7 @@ export class SnapshotStore {
     const copies: TreeCopy[] = [];
     for (const part of snapshotParts(this.config, this.paths)) {
       moveLiveAside(part, path.join(trash, part.name));
-      this.killPoint("restore", part.name);
+      killPoint(this.config, this.dir, "restore", part.name);
     }
     await Promise.all(
       snapshotParts(this.config, this.paths).map(async (part) => {

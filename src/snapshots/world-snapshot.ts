@@ -7,18 +7,18 @@
 // back, starts the services, records the schema build and the catalogue as this run's, resumes
 // ingestion and sets the snapshot's position. A restore cut short leaves -1, and running it again
 // (or make rebuild-storage) brings the world back. Postgres, the runner and the keeper stay up.
-import { loadStandConfig, type StandConfig } from "../config/stand.ts";
-import { setIngest } from "../loader/control.ts";
+import { loadStandConfig, type StandConfig } from "../config/index.ts";
+import { setIngest } from "../loader/index.ts";
 import { listTree } from "./tree.ts";
 import { layoutDifferences, mib, SnapshotRefusedError, SnapshotStore, snapshotParts, standLayout, type SnapshotManifest } from "./store.ts";
-import type { StandContext } from "../services/service.ts";
-import { standPaths } from "../services/paths.ts";
-import { Supervisor } from "../services/supervisor.ts";
-import { WorldTaskError, throwIfAborted, type TaskIo } from "../world/io.ts";
-import { recordWorldCatalogue } from "../world/catalogue-steps.ts";
-import { currentDdlFiles, readWorldBuild, recordAppliedDdl, withRunnerDb, type DdlFileChecksum } from "../world/schema-ledger.ts";
+import type { StandContext } from "../services/index.ts";
+import { standPaths } from "../services/index.ts";
+import { Supervisor } from "../services/index.ts";
+import { WorldTaskError, throwIfAborted, type TaskIo } from "../world/index.ts";
+import { recordWorldCatalogue } from "../world/index.ts";
+import { currentDdlFiles, readWorldBuild, recordAppliedDdl, withRunnerDb, type DdlFileChecksum } from "../world/index.ts";
 import { errorMessage } from "../errors.ts";
-import { NonRetryableError } from "../runner/errors.ts";
+import { NonRetryableError } from "../runner/index.ts";
 import { existsSync } from "node:fs";
 import path from "node:path";
 

@@ -4,10 +4,10 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { Command, Option } from "commander";
-import { loadStandConfig } from "../config/stand.ts";
-import { fetchedToolsVersion, fieldToolPaths } from "../addons/field-tools.ts";
-import { renderRules } from "../addons/prometheus.ts";
-import { describeLastExit } from "../keeper/policy.ts";
+import { loadStandConfig } from "../config/index.ts";
+import { fetchedToolsVersion, fieldToolPaths } from "../addons/index.ts";
+import { renderRules } from "../addons/index.ts";
+import { describeLastExit } from "../keeper/index.ts";
 import { biDown, biUp, standClean, standContext, standDown, standStatus, standUp } from "./stand.ts";
 import { errorMessage } from "../errors.ts";
 

@@ -4,23 +4,23 @@
 // starts last and stops first.
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { loadStandConfig, poolInstance, repoRoot, standConfigPath } from "../config/stand.ts";
-import { clickhouseNodeService } from "../services/clickhouse.ts";
-import { fetchedToolsVersion, writeFieldTools } from "../addons/field-tools.ts";
-import { kafkaService } from "../services/kafka.ts";
-import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "../keeper/keeper-service.ts";
-import { ensureLoaders, loaderStatuses, stopLoaders } from "../services/loader-service.ts";
-import { standPaths } from "../services/paths.ts";
-import { SnapshotStore } from "../snapshots/store.ts";
-import { supersetService } from "../addons/superset.ts";
-import { postgresService, removeExternalDataDir } from "../services/postgres.ts";
-import { prometheusService } from "../addons/prometheus.ts";
-import { runnerHealthy, runnerInstances, runnerPid } from "../services/runner-service.ts";
-import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "../services/service.ts";
-import { nodeServiceSupervisor } from "../services/node-service.ts";
-import { Supervisor } from "../services/supervisor.ts";
-import type { ServiceRecord } from "../keeper/policy.ts";
-import { zookeeperService } from "../services/zookeeper.ts";
+import { loadStandConfig, poolInstance, repoRoot, standConfigPath } from "../config/index.ts";
+import { clickhouseNodeService } from "../services/index.ts";
+import { fetchedToolsVersion, writeFieldTools } from "../addons/index.ts";
+import { kafkaService } from "../services/index.ts";
+import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "../keeper/index.ts";
+import { ensureLoaders, loaderStatuses, stopLoaders } from "../services/index.ts";
+import { standPaths } from "../services/index.ts";
+import { SnapshotStore } from "../snapshots/index.ts";
+import { supersetService } from "../addons/index.ts";
+import { postgresService, removeExternalDataDir } from "../services/index.ts";
+import { prometheusService } from "../addons/index.ts";
+import { runnerHealthy, runnerInstances, runnerPid } from "../services/index.ts";
+import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "../services/index.ts";
+import { nodeServiceSupervisor } from "../services/index.ts";
+import { Supervisor } from "../services/index.ts";
+import type { ServiceRecord } from "../keeper/index.ts";
+import { zookeeperService } from "../services/index.ts";
 
 export function standContext(print: (line: string) => void = (line) => console.log(line)): StandContext {
   const config = loadStandConfig();

@@ -5,10 +5,10 @@
 import express from "express";
 import type { Request, Response, Router } from "express";
 import { z } from "zod";
-import { assertStorableJson } from "../api/body-checks.ts";
-import { ApiProblem } from "../api/problem.ts";
-import { dagIdSchema, runIdSchema } from "../api/schemas.ts";
-import type { RunnerService } from "../runner/service.ts";
+import { assertStorableJson } from "../api/index.ts";
+import { ApiProblem } from "../api/index.ts";
+import { dagIdSchema, runIdSchema } from "../api/index.ts";
+import type { RunnerService } from "../runner/index.ts";
 import { webPaths } from "./html.ts";
 import { requireSameOriginPage } from "./security.ts";
 

@@ -2,8 +2,8 @@
 // group of the world (clickstream_*), its committed offset and lag. For the World page; a broker
 // that does not answer within a few seconds is reported as an error by the caller.
 import { Kafka, logLevel, type Admin } from "kafkajs";
-import { kafkaBroker, loadStandConfig, type StandConfig } from "../config/stand.ts";
-import { WORLD_TOPICS } from "../world/constants.ts";
+import { kafkaBroker, loadStandConfig, type StandConfig } from "../config/index.ts";
+import { WORLD_TOPICS } from "../world/index.ts";
 
 export const WORLD_GROUP_PREFIX = "clickstream_";
 

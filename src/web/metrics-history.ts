@@ -2,7 +2,7 @@
 // Prometheus (src/addons/prometheus.ts) for the World page: Prometheus keeps the history, the page
 // only asks it (GET /api/v1/query_range), and links to it for anything else.
 import { z } from "zod";
-import type { StandConfig } from "../config/stand.ts";
+import type { StandConfig } from "../config/index.ts";
 
 export interface MetricsHistoryView {
   /** Where a browser on this machine reaches Prometheus (its own UI, alerts, graphs). */

@@ -5,7 +5,7 @@
 // reaches the browser. See docs/web.md.
 import { isIP } from "node:net";
 import type { Request, RequestHandler } from "express";
-import { ApiProblem } from "../api/problem.ts";
+import { ApiProblem } from "../api/index.ts";
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",

@@ -3,7 +3,7 @@
 // Engine errors map to statuses by class, exactly as in the API.
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
-import { ApiProblem, problemForRunnerError, sendProblem, titleFor } from "../api/problem.ts";
+import { ApiProblem, problemForRunnerError, sendProblem, titleFor } from "../api/index.ts";
 import { coerceError } from "../errors.ts";
 import { html, webPaths } from "./html.ts";
 import { renderPage } from "./layout.ts";

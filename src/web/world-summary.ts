@@ -3,10 +3,10 @@
 // data-quality results, read as `reader` through the Distributed tables and the published views.
 // Each part is read on its own: a query that fails (ClickHouse down, a table missing mid-rebuild)
 // becomes that part's error, never the whole answer's. The SQL is exported so tests run the same.
-import { connectClickHouse, type StandClickHouse } from "../clickhouse/client.ts";
-import type { StandConfig } from "../config/stand.ts";
+import { connectClickHouse, type StandClickHouse } from "../clickhouse/index.ts";
+import type { StandConfig } from "../config/index.ts";
 import { coerceError } from "../errors.ts";
-import { odsValidHitsPerDateSql } from "../world/ods-facts.ts";
+import { odsValidHitsPerDateSql } from "../world/index.ts";
 
 /** One part of the summary: its data, or why it could not be read. */
 export type Part<T> = { ok: true; data: T } | { ok: false; error: string };

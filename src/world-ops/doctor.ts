@@ -3,13 +3,13 @@
 // src/stand/diagnose.ts; this adds the world's: a position of -1, no world yet, world DAG runs
 // running or queued for longer than any healthy one takes. Also the refusal rebuild-storage makes
 // before it touches anything when a service cannot serve.
-import type { DagRunResponse } from "../api/schemas.ts";
-import { ApiResponseError } from "../cli/client.ts";
+import type { DagRunResponse } from "../api/index.ts";
+import { ApiResponseError } from "../cli/index.ts";
 import { errorMessage } from "../errors.ts";
-import { describeFindings, safeStandFindings, type Finding } from "../stand/diagnose.ts";
-import type { StandContext } from "../services/service.ts";
-import { standUp } from "../stand/stand.ts";
-import { WORLD_DAG_IDS } from "../world/position.ts";
+import { describeFindings, safeStandFindings, type Finding } from "../stand/index.ts";
+import type { StandContext } from "../services/index.ts";
+import { standUp } from "../stand/index.ts";
+import { WORLD_DAG_IDS } from "../world/index.ts";
 import { apiClient, readWorldPositionText } from "./report.ts";
 
 /** A world run still running after this long is stuck (a step takes minutes; a live day an hour at most). */

@@ -13,12 +13,12 @@ import { Command } from "commander";
 import { Kafka, logLevel } from "kafkajs";
 import pg from "pg";
 import { z } from "zod";
-import { connectClickHouse } from "../clickhouse/client.ts";
-import { quoteIdentifier, quoteString } from "../clickhouse/sql.ts";
-import { collectPorts, kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/stand.ts";
-import { APPLICATION_DATABASES } from "../world/constants.ts";
-import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/position.ts";
-import { isPortOpen } from "../services/supervisor.ts";
+import { connectClickHouse } from "../clickhouse/index.ts";
+import { quoteIdentifier, quoteString } from "../clickhouse/index.ts";
+import { collectPorts, kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/index.ts";
+import { APPLICATION_DATABASES } from "../world/index.ts";
+import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/index.ts";
+import { isPortOpen } from "../services/index.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface WorldSnapshot {

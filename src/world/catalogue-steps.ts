@@ -1,6 +1,6 @@
 // The world's catalogue as a task sees it: record the live one after the DDL (world_initialize's
 // record_catalogue), and on a ready position check that what was built is still there.
-import { loadStandConfig } from "../config/stand.ts";
+import { loadStandConfig } from "../config/index.ts";
 import { checkCatalogue, describeCatalogueDrift, readLiveCatalogue, recordCatalogue } from "./catalogue.ts";
 import { throwIfAborted, WorldTaskError, type TaskIo } from "./io.ts";
 import { withRunnerDb } from "./schema-ledger.ts";

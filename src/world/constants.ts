@@ -1,8 +1,8 @@
 // The world's fixed names: its Kafka topics and consumer groups, its ClickHouse databases and where
 // its canonical files live. The DDL, the tasks and the tests all take them from here.
 import path from "node:path";
-import { inventoryPath, type WorldSize } from "../../generator/src/world.ts";
-import { repoRoot } from "../config/stand.ts";
+import { inventoryPath, type WorldSize } from "../../generator/src/index.ts";
+import { repoRoot } from "../config/index.ts";
 
 export interface WorldTopic {
   readonly name: string;

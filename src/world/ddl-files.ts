@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { DDL_DIR } from "./constants.ts";
-import type { TemplateValues } from "../clickhouse/sql-template.ts";
+import type { TemplateValues } from "../clickhouse/index.ts";
 
 /** The DDL files of `dir` (sql/ddl by default), by name: the order they are applied in. */
 export async function listDdlFiles(dir: string = DDL_DIR): Promise<string[]> {

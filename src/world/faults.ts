@@ -2,7 +2,7 @@
 // ClickHouse server error code, a Postgres SQLSTATE, a kafkajs error's own `retriable` flag, a
 // socket error code. World DAGs pass isTransientFault to the runner (DagOptions.isRetryable): a
 // transient fault is retried with the task's jittered backoff, a permanent one fails at once.
-import { ClickHouseStatementError, CH_ERROR, clickhouseServerCode } from "../clickhouse/errors.ts";
+import { ClickHouseStatementError, CH_ERROR, clickhouseServerCode } from "../clickhouse/index.ts";
 import { errorCause, errorCode } from "../errors.ts";
 
 /** ClickHouse codes that a later try can outlive: a replica in readonly mode (its ZooKeeper session

@@ -3,12 +3,12 @@
 // step DAGs' wait all count through here, so two readers cannot disagree about what a day holds.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { StandClickHouse } from "../clickhouse/client.ts";
-import { quoteString } from "../clickhouse/sql.ts";
-import { registeredSqlFiles } from "../clickhouse/sql-files.ts";
-import { splitSqlStatements } from "../clickhouse/sql-statements.ts";
-import { renderTemplate } from "../clickhouse/sql-template.ts";
-import { repoRoot } from "../config/stand.ts";
+import type { StandClickHouse } from "../clickhouse/index.ts";
+import { quoteString } from "../clickhouse/index.ts";
+import { registeredSqlFiles } from "../clickhouse/index.ts";
+import { splitSqlStatements } from "../clickhouse/index.ts";
+import { renderTemplate } from "../clickhouse/index.ts";
+import { repoRoot } from "../config/index.ts";
 
 export const FACTS_DIR = path.join(repoRoot, "sql", "facts");
 

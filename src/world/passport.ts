@@ -5,8 +5,8 @@
 // inconsistent passport is refused here rather than turned into a wrong wait condition.
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { WORLD_SIZE_NAMES, type WorldSize } from "../../generator/src/world.ts";
-import { loadStandConfig } from "../config/stand.ts";
+import { WORLD_SIZE_NAMES, type WorldSize } from "../../generator/src/index.ts";
+import { loadStandConfig } from "../config/index.ts";
 import { passportPath } from "./constants.ts";
 import { errorMessage } from "../errors.ts";
 

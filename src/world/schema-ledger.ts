@@ -5,8 +5,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { loadStandConfig, postgresUrl } from "../config/stand.ts";
-import { platformForVersion } from "../clickhouse/platform.ts";
+import { loadStandConfig, postgresUrl } from "../config/index.ts";
+import { platformForVersion } from "../clickhouse/index.ts";
 import { DDL_DIR } from "./constants.ts";
 import { readCatalogCsv, worldTemplateValues } from "./ddl-template.ts";
 import { ddlChecksum, listDdlFiles } from "./ddl-files.ts";

@@ -2,10 +2,10 @@
 // the ClickHouse platform probed live. `make up` never applies changed DDL; this is where the
 // difference shows, and `make rebuild-storage` is how the world takes it.
 import type pg from "pg";
-import { connectClickHouse } from "../clickhouse/client.ts";
-import { detectPlatform } from "../clickhouse/platform.ts";
-import { loadStandConfig } from "../config/stand.ts";
-import { PG_ERROR } from "../runner/errors.ts";
+import { connectClickHouse } from "../clickhouse/index.ts";
+import { detectPlatform } from "../clickhouse/index.ts";
+import { loadStandConfig } from "../config/index.ts";
+import { PG_ERROR } from "../runner/index.ts";
 import { errorCode } from "../errors.ts";
 import { checkCatalogue, type CatalogueDrift } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";

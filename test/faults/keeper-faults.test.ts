@@ -26,7 +26,7 @@ import type { ServiceRecord } from "../../src/keeper/policy.ts";
 import { ensureKeeper, KEEPER_SERVICE, readKeeperView, stopKeeper } from "../../src/keeper/keeper-service.ts";
 import { ensureLoader, loaderPid, stopLoader } from "../../src/services/loader-service.ts";
 import { nodeServiceSupervisor } from "../../src/services/node-service.ts";
-import { startFailPointFile } from "../../src/services/service.ts";
+import { startFailPointFile } from "../../src/services/fail-points.ts";
 import { standContext, standUp } from "../../src/stand/stand.ts";
 import { releaseAllLoaderPauses, waitForLoaderConsuming } from "../../testkit/world/loader-day.ts";
 import { playDay } from "../../testkit/world/faulted-day.ts";

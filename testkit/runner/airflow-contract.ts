@@ -9,7 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { parse as parseYaml } from "yaml";
-import { repoRoot } from "../../src/config/stand.ts";
+import { repoRoot } from "../../src/config/index.ts";
 
 type Json = Record<string, unknown>;
 

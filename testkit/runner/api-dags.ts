@@ -1,7 +1,7 @@
 // Small DAGs for the API and CLI tests: one that succeeds, one that fails after a retry, one slow.
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { defineDag } from "../../src/runner/dag.ts";
+import { defineDag } from "../../src/runner/index.ts";
 
 /**
  * Holds for api_ok's tasks when a run's conf says hold: true: each task waits until the test

@@ -6,9 +6,9 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { repoRoot } from "../../src/config/stand.ts";
+import { repoRoot } from "../../src/config/index.ts";
 import { childOutput, errorMessage } from "../../src/errors.ts";
-import { postgresBinDir } from "../../src/services/postgres.ts";
+import { postgresBinDir } from "../../src/services/index.ts";
 import { createMigratedTestDatabase } from "./runner-db.ts";
 
 export const RUNNER_SCHEMA_FILE = path.join(repoRoot, "src", "runner", "schema.sql");

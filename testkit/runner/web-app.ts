@@ -7,7 +7,7 @@ import path from "node:path";
 import { before } from "node:test";
 import { chromium } from "playwright-core";
 import type { BrowserContext, Page } from "playwright-core";
-import type { Runner } from "../../src/runner/runner.ts";
+import type { Runner } from "../../src/runner/index.ts";
 import { startApi } from "./api-app.ts";
 import type { ApiHarness } from "./api-app.ts";
 import { useTestRunner } from "./runner-db.ts";

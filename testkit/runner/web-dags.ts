@@ -3,7 +3,7 @@
 // succeeds (two tries to choose between), and a waiting trigger with its child DAG.
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { defineDag } from "../../src/runner/dag.ts";
+import { defineDag } from "../../src/runner/index.ts";
 
 export const LABEL_VARIABLE = "web_last_label";
 

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { parseStandConfig, repoRoot, type StandConfig } from "../../src/config/stand.ts";
+import { parseStandConfig, repoRoot, type StandConfig } from "../../src/config/index.ts";
 
 export const composeFile = path.join(repoRoot, "docker-compose.yml");
 

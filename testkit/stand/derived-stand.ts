@@ -6,10 +6,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { parseStandConfig, repoRoot, standConfigPath } from "../../src/config/stand.ts";
-import { standPaths } from "../../src/services/paths.ts";
-import type { StandContext } from "../../src/services/service.ts";
-import { Supervisor } from "../../src/services/supervisor.ts";
+import { parseStandConfig, repoRoot, standConfigPath } from "../../src/config/index.ts";
+import { standPaths } from "../../src/services/index.ts";
+import type { StandContext } from "../../src/services/index.ts";
+import { Supervisor } from "../../src/services/index.ts";
 
 export type RawStandConfig = Record<string, Record<string, unknown>> & { state_dir: string };
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import Docker from "dockerode";
-import { multiplexedFrame } from "../../tasks/docker-streams.ts";
+import { multiplexedFrame } from "../../tasks/index.ts";
 
 export interface RecordedRequest {
   method: string;

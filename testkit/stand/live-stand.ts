@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Kafka, logLevel } from "kafkajs";
-import { loadStandConfig } from "../../src/config/stand.ts";
+import { loadStandConfig } from "../../src/config/index.ts";
 import { errorMessage } from "../../src/errors.ts";
 
 /** A name no other test or the world uses: `<prefix>_<8 hex>` (valid for ClickHouse and Kafka). */

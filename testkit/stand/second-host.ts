@@ -3,7 +3,7 @@
 // of its own and no services of its own. A runner started for it is a second runner of the pool: the
 // same metadata database, its own API port, its own pid file and log (.stand-test-host2/runner/).
 import { derivedStandContext } from "./derived-stand.ts";
-import type { StandContext } from "../../src/services/service.ts";
+import type { StandContext } from "../../src/services/index.ts";
 
 /** Its runner's API port and its loader's port: the test stand's + 4 (clear of the test stand's own
  * second instances at + 1, testkit/stand/derived-stand.ts poolStandContext). */

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { loadStandConfig, stateDir } from "../../src/config/stand.ts";
+import { loadStandConfig, stateDir } from "../../src/config/index.ts";
 
 /** The world lock of the stand in force (STAND_CONFIG): a file in its state directory. */
 export function worldLockFile(): string {

@@ -4,10 +4,10 @@
 // the suite it is called in, so a file says what it needs in one line instead of repeating the hooks.
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
-import { processEnv } from "../../src/config/stand.ts";
-import { SnapshotStore } from "../../src/snapshots/store.ts";
-import { standContext } from "../../src/stand/stand.ts";
-import { loadPassport, type Passport } from "../../src/world/passport.ts";
+import { processEnv } from "../../src/config/index.ts";
+import { SnapshotStore } from "../../src/snapshots/index.ts";
+import { standContext } from "../../src/stand/index.ts";
+import { loadPassport, type Passport } from "../../src/world/index.ts";
 import { describeRun, runDag, runUpCommand, useRunnerService } from "../world/rest-world.ts";
 import { takeWorldLock, type WorldLock } from "./world-lock.ts";
 

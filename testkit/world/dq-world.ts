@@ -8,11 +8,11 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { classifyHit } from "../../generator/src/invalid.ts";
-import { repoRoot } from "../../src/config/stand.ts";
-import { standWorldSize } from "../../src/world/passport.ts";
-import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
-import { parseOrdersBatch } from "../../tasks/orders.ts";
+import { classifyHit } from "../../generator/src/index.ts";
+import { repoRoot } from "../../src/config/index.ts";
+import { standWorldSize } from "../../src/world/index.ts";
+import { runDdsTransform, runDmTransform } from "../../tasks/index.ts";
+import { parseOrdersBatch } from "../../tasks/index.ts";
 import { adminSession, quietIo, rebuildWorldWithoutIngest } from "./etl-world.ts";
 
 const run = promisify(execFile);

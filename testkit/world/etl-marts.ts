@@ -1,6 +1,6 @@
 // Reading the built layers back for the ETL tests: every dds/dm view as sorted rows, with the run
 // bookkeeping (_version, _load_id, _load_ts) kept apart, so two builds compare row for row.
-import type { StandClickHouse } from "../../src/clickhouse/client.ts";
+import type { StandClickHouse } from "../../src/clickhouse/index.ts";
 
 export const BUILT_VIEWS = [
   "dds.order_v",

@@ -3,11 +3,11 @@
 // (tasks/ddl.ts) — all but the hits ingest (90-*), whose Kafka reader would pour whatever the
 // shared `hits` topic holds into ODS. The tests then insert their own small fixture directly.
 // Callers hold the world lock (testkit/stand/world-lock.ts).
-import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/client.ts";
-import { quoteIdentifier } from "../../src/clickhouse/sql.ts";
-import { loadStandConfig } from "../../src/config/stand.ts";
-import { APPLICATION_DATABASES } from "../../src/world/constants.ts";
-import { applyDdlFile, listDdlFiles } from "../../tasks/ddl.ts";
+import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/index.ts";
+import { quoteIdentifier } from "../../src/clickhouse/index.ts";
+import { loadStandConfig } from "../../src/config/index.ts";
+import { APPLICATION_DATABASES } from "../../src/world/index.ts";
+import { applyDdlFile, listDdlFiles } from "../../tasks/index.ts";
 
 const config = loadStandConfig();
 

@@ -4,10 +4,10 @@
 // the generator's valid hits; with the error rows, every message that is not a poison). The fault
 // tests of the loader (test/faults/loader-faults.test.ts) and of the keeper use it.
 import assert from "node:assert/strict";
-import { HITS_TOPIC } from "../../src/world/constants.ts";
+import { HITS_TOPIC } from "../../src/world/index.ts";
 import { armLoaderPause, dayLanding, expectedDay, OffsetWatch, rangesBetween, show, total, type DayLanding, type LoaderPause, type OffsetRange, type Offsets } from "./loader-day.ts";
 import { describeRun, readPositionText, taskInstances, triggerRun, waitForRun } from "./rest-world.ts";
-import type { StandConfig } from "../../src/config/stand.ts";
+import type { StandConfig } from "../../src/config/index.ts";
 
 /** What a fault sees of the day being played. */
 export interface DayInProgress {

@@ -2,10 +2,10 @@
 // default seed's starting days, generated once per test file.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { repoRoot } from "../../src/config/stand.ts";
-import { World, generateDay, type DayHits } from "../../generator/src/day.ts";
-import type { Passport } from "../../generator/src/inventory.ts";
-import { DEFAULT_SEED, WORLD_STARTING_DAYS, inventoryPath, type WorldSize } from "../../generator/src/world.ts";
+import { repoRoot } from "../../src/config/index.ts";
+import { World, generateDay, type DayHits } from "../../generator/src/index.ts";
+import type { Passport } from "../../generator/src/index.ts";
+import { DEFAULT_SEED, WORLD_STARTING_DAYS, inventoryPath, type WorldSize } from "../../generator/src/index.ts";
 
 /** The passport of a world size as written on disk (canonical unless said). */
 export function readPassport(size: WorldSize = "canonical"): Passport {

@@ -5,8 +5,8 @@
 // (the assignors of kafkajs and librdkafka differ, so the two could not share a generation).
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Consumer } from "kafkajs";
-import { kafkaBroker } from "../../src/config/stand.ts";
-import { HITS_CONSUMER_GROUP } from "../../src/world/constants.ts";
+import { kafkaBroker } from "../../src/config/index.ts";
+import { HITS_CONSUMER_GROUP } from "../../src/world/index.ts";
 
 export interface GroupHolder {
   topic: string;

@@ -3,11 +3,11 @@
 // the test stand's loader service is asked to consume or to stop, as world_initialize and
 // world_recreate ask it.
 import pg from "pg";
-import { loadStandConfig, postgresUrl } from "../../src/config/stand.ts";
-import { setIngest, type IngestDesire } from "../../src/loader/control.ts";
-import { LOADER_MIGRATIONS } from "../../src/loader/migrate.ts";
+import { loadStandConfig, postgresUrl } from "../../src/config/index.ts";
+import { setIngest, type IngestDesire } from "../../src/loader/index.ts";
+import { LOADER_MIGRATIONS } from "../../src/loader/index.ts";
 import { migrate } from "../../src/migrator.ts";
-import type { TaskIo } from "../../src/world/io.ts";
+import type { TaskIo } from "../../src/world/index.ts";
 
 export async function setTestIngest(io: TaskIo, desired: IngestDesire, requestedBy = "a test"): Promise<void> {
   const config = loadStandConfig();

@@ -1,6 +1,6 @@
 // A TaskIo for tests that call the world's task functions directly: it keeps its log lines (and
 // echoes them when asked).
-import type { TaskIo } from "../../src/world/io.ts";
+import type { TaskIo } from "../../src/world/index.ts";
 
 export interface RecordingIo extends TaskIo {
   lines: string[];

@@ -3,10 +3,10 @@
 // and the API's version.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { repoRoot } from "../../config/stand.ts";
+import { repoRoot } from "../../config/index.ts";
 import { errorCode } from "../../errors.ts";
-import { RUN_STATES } from "../../runner/types.ts";
-import type { DagSummary } from "../../runner/types.ts";
+import { RUN_STATES } from "../../runner/index.ts";
+import type { DagSummary } from "../../runner/index.ts";
 import { API_VERSION } from "../version.ts";
 import type { ApiContext } from "../context.ts";
 import { ApiProblem } from "../problem.ts";

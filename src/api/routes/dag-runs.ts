@@ -3,8 +3,8 @@ import type { ApiContext } from "../context.ts";
 import { callerOf } from "../context.ts";
 import { defineRoute } from "../route.ts";
 import type { RouteSpec } from "../route.ts";
-import type { RunConf } from "../../runner/types.ts";
-import { TERMINAL_RUN_STATES } from "../../runner/types.ts";
+import type { RunConf } from "../../runner/index.ts";
+import { TERMINAL_RUN_STATES } from "../../runner/index.ts";
 import { ApiProblem } from "../problem.ts";
 import {
   dagPathParams,

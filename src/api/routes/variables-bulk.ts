@@ -2,8 +2,8 @@
 // each answers the keys it changed and its errors. As in Airflow, an action whose
 // action_on_existence / action_on_non_existence is "fail" and that meets such a key changes nothing
 // and reports one error (409 for existing keys, 404 for missing ones).
-import type { RunnerService } from "../../runner/service.ts";
-import { VariableNotFoundError } from "../../runner/errors.ts";
+import type { RunnerService } from "../../runner/index.ts";
+import { VariableNotFoundError } from "../../runner/index.ts";
 import type { ApiContext } from "../context.ts";
 import { callerOf } from "../context.ts";
 import { defineRoute } from "../route.ts";

@@ -4,7 +4,7 @@ import { callerOf } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute } from "../route.ts";
 import type { RouteSpec } from "../route.ts";
-import { VariableNotFoundError } from "../../runner/errors.ts";
+import { VariableNotFoundError } from "../../runner/index.ts";
 import {
   pageQuery,
   variableBody,

@@ -1,7 +1,7 @@
 // What the DAG list and the DAG page share: a DAG's identity, its pause switch, and the trigger
 // form whose conf editor is checked against the DAG's params JSON Schema in the page (browser/
 // conf-check.ts) and again by the server when the run is created.
-import type { DagSummary, JsonValue } from "../../runner/types.ts";
+import type { DagSummary, JsonValue } from "../../runner/index.ts";
 import { html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 

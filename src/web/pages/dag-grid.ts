@@ -1,7 +1,7 @@
 // A DAG's page: its controls and a grid of runs (columns, oldest left) by tasks (rows), each cell
 // coloured by the task instance's state and linking to that task in the run page. Paged by runs.
-import type { RunnerService } from "../../runner/service.ts";
-import type { DagRunRecord, TaskInstanceRecord, TaskState } from "../../runner/types.ts";
+import type { RunnerService } from "../../runner/index.ts";
+import type { DagRunRecord, TaskInstanceRecord, TaskState } from "../../runner/index.ts";
 import { dataPathOf, html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { renderPager, renderPage } from "../layout.ts";

@@ -1,8 +1,8 @@
 // The DAG list: one row per DAG with its last runs as coloured squares, its pause switch and a
 // trigger form. DAGs are paged; each DAG's recent runs are one indexed query (limit RECENT_RUNS).
-import type { RunnerService } from "../../runner/service.ts";
-import type { DagRunRecord, RunState } from "../../runner/types.ts";
-import { TERMINAL_RUN_STATES } from "../../runner/types.ts";
+import type { RunnerService } from "../../runner/index.ts";
+import type { DagRunRecord, RunState } from "../../runner/index.ts";
+import { TERMINAL_RUN_STATES } from "../../runner/index.ts";
 import { dataPathOf, html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { countOf, formatTime, renderPager, renderPage } from "../layout.ts";

@@ -2,7 +2,7 @@
 // answers, asked of the function the server wired in (src/server/app.ts) so the page and the API
 // cannot disagree. The answer's shape is not fixed here: arrays of records become tables, other
 // values a key/value list or JSON text.
-import { ApiProblem } from "../../api/problem.ts";
+import { ApiProblem } from "../../api/index.ts";
 import { html } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { renderPage } from "../layout.ts";

@@ -1,7 +1,7 @@
 // Variables: a paged list with each variable's latest changes (who, when, which run), and one page
 // per key with its whole change history, paged.
-import type { RunnerService } from "../../runner/service.ts";
-import type { VariableChange } from "../../runner/types.ts";
+import type { RunnerService } from "../../runner/index.ts";
+import type { VariableChange } from "../../runner/index.ts";
 import { html, webPaths } from "../html.ts";
 import type { SafeHtml } from "../html.ts";
 import { countOf, formatTime, renderPage, renderPager } from "../layout.ts";

@@ -3,15 +3,15 @@
 // the offsets from Kafka through the sources src/server wires in, and the schema status. Every part
 // is read on its own and carries its own error: a ClickHouse or Kafka that does not answer is shown
 // as such, the page never fails for it.
-import type { SnapshotSummary } from "../../snapshots/restores.ts";
+import type { SnapshotSummary } from "../../snapshots/index.ts";
 import { z } from "zod";
-import { DagNotFoundError, VariableNotFoundError } from "../../runner/errors.ts";
+import { DagNotFoundError, VariableNotFoundError } from "../../runner/index.ts";
 import { coerceError } from "../../errors.ts";
-import type { RunnerService } from "../../runner/service.ts";
-import type { VariableChange } from "../../runner/types.ts";
+import type { RunnerService } from "../../runner/index.ts";
+import type { VariableChange } from "../../runner/index.ts";
 import type { PartitionOffsets } from "../kafka-lag.ts";
 import type { MetricsHistoryView } from "../metrics-history.ts";
-import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../../world/position.ts";
+import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../../world/index.ts";
 import type { DailySeries, DqResults, Part, WorldNumbers } from "../world-summary.ts";
 import { webPaths } from "../html.ts";
 import type { SchemaStatusSource } from "./schema-status.ts";

@@ -1,0 +1,21 @@
+// The door of src/world/: what other rooms may import from it. Generated from their imports, then kept by hand;
+// eslint refuses an import that goes past it (tests may open a room to test its insides).
+export { checkWorldCatalogue, recordWorldCatalogue, unreachableError } from "./catalogue-steps.ts";
+export { readLiveCatalogue } from "./catalogue.ts";
+export { APPLICATION_DATABASES, CATALOG_CSV_PATH, DDL_DIR, GENERATOR_DIR, HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC, WORLD_CONSUMER_GROUPS, WORLD_TOPICS, passportPath } from "./constants.ts";
+export type { WorldTopic } from "./constants.ts";
+export { ddlChecksum, listDdlFiles } from "./ddl-files.ts";
+export { readCatalogCsv, worldTemplateValues } from "./ddl-template.ts";
+export { TRANSIENT_CLICKHOUSE_CODES, classifyFault, isTransientFault } from "./faults.ts";
+export { WorldTaskError, rideOutTransient, sleepUnlessAborted, throwIfAborted } from "./io.ts";
+export type { TaskIo } from "./io.ts";
+export { WORLD_MIGRATIONS } from "./migrate.ts";
+export { odsValidHitsPerDateSql, readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "./ods-facts.ts";
+export { PLANTED_ORDER_CLASSES, loadPassport, passportDays, standWorldSize } from "./passport.ts";
+export type { Passport } from "./passport.ts";
+export { WORLD_DAG_IDS, WORLD_POSITION_KEY, describePosition, initializeDecision, readPosition, stepRefusal } from "./position.ts";
+export type { PositionReading } from "./position.ts";
+export { currentDdlFiles, readWorldBuild, recordAppliedDdl, runnerDatabaseUrl, withRunnerDb } from "./schema-ledger.ts";
+export type { DdlFileChecksum } from "./schema-ledger.ts";
+export { SchemaLedgerMissingError, readSchemaStatus } from "./schema-status.ts";
+export type { SchemaStatus } from "./schema-status.ts";
