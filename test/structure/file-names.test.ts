@@ -6,7 +6,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { repoRoot } from "../../src/config/stand.ts";
 
-const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*(\.test)?\.ts$/;
+const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*(\.test|\.config\.d)?\.ts$/; // x.config.d.ts: the types of a JavaScript config
 
 test("every TypeScript file outside dags/ and generator/ has a kebab-case name", () => {
   const files = execFileSync("git", ["ls-files", "*.ts"], { cwd: repoRoot, encoding: "utf8" }).split("\n").filter(Boolean);
