@@ -4,19 +4,10 @@
 //    visible before its task fails.
 // 2. check_<name> — one task per check: logs its results per data date and fails when any day has
 //    failed rows, logging up to 20 offending keys (tasks/dq.ts DQ_CHECKS names them).
-import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
 import { DQ_CHECKS, assertCheckPassed, measureDataQuality, readCheckResults } from "../tasks/index.ts";
-import { passport, readWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { NO_PARAMS, passport, readWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 
-const dag = defineDag({
-  id: "dq_check",
-  description: "Check the world's data: sessions vs the generator's visits, order classes vs the passport, every mart vs DDS, freshness",
-  ...WORLD_DAG,
-  params: z.object({}).strict(),
-  ...worldFailurePolicy(20 * 60_000),
-  fileloc: "dags/dq_check.ts",
-}).task("measure", async (ctx) => {
+const dag = worldDag("dq_check", "Check the world's data: sessions vs the generator's visits, order classes vs the passport, every mart vs DDS, freshness", NO_PARAMS, 20 * 60_000).task("measure", async (ctx) => {
   const report = await measureDataQuality({
     ...taskIo(ctx),
     loadId: ctx.runId,

@@ -3,19 +3,10 @@
 //   1 pull_batch   wait until the loader placed every snapshot sent (its committed offsets), then
 //                  claim the landed, unclaimed ones in stg.orders_raw under this run's id
 //   2 parse_batch  that load into ods.order / ods.order_errors
-import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
 import { parseOrdersBatch, pullOrdersBatch } from "../tasks/index.ts";
-import { requester, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { NO_PARAMS, requester, taskIo, worldDag } from "./support/world-io.ts";
 
-export default defineDag({
-  id: "orders_ingest",
-  description: "Pull the order snapshots from Kafka into stg.orders_raw and parse them into ods.order / ods.order_errors",
-  ...WORLD_DAG,
-  params: z.object({}).strict(),
-  ...worldFailurePolicy(10 * 60_000),
-  fileloc: "dags/orders_ingest.ts",
-})
+export default worldDag("orders_ingest", "Pull the order snapshots from Kafka into stg.orders_raw and parse them into ods.order / ods.order_errors", NO_PARAMS, 10 * 60_000)
   .task("pull_batch", {}, async (ctx) => {
     await pullOrdersBatch({ ...taskIo(ctx), loadId: ctx.runId, requestedBy: requester(ctx) });
   })

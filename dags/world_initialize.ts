@@ -22,8 +22,6 @@
 //   8 orders_ingest       waiting trigger; continue only on its success
 //   9 set_position        world_position := WORLD_STARTING_DAYS
 //  10 etl_pipeline        waiting trigger (dds_transform, then dm_transform)
-import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
 import type { TaskContext } from "../src/runner/index.ts";
 import { NonRetryableError } from "../src/runner/index.ts";
 import { recordAppliedDdl } from "../src/world/index.ts";
@@ -35,7 +33,7 @@ import { ensureConsuming, setIngest } from "../src/loader/index.ts";
 import { createTopics } from "../tasks/index.ts";
 import { waitForOds } from "../tasks/index.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
-import { passport, readWorldPosition, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { NO_PARAMS, passport, readWorldPosition, requester, setWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 
 export const DAG_ID = "world_initialize";
 
@@ -84,14 +82,7 @@ async function applyAndRecord(ctx: TaskContext<unknown>, file: string): Promise<
   ctx.log.info(`${applied.file}: ${applied.statements} statements applied; ledger: sha256 ${applied.checksum}`);
 }
 
-const dag = defineDag({
-  id: DAG_ID,
-  description: "Create the world if there is none (topics, DDL, starting days, orders, position, ETL); changes nothing on a ready one",
-  ...WORLD_DAG,
-  params: z.object({}).strict(),
-  ...worldFailurePolicy(10 * MINUTE),
-  fileloc: "dags/world_initialize.ts",
-})
+const dag = worldDag(DAG_ID, "Create the world if there is none (topics, DDL, starting days, orders, position, ETL); changes nothing on a ready one", NO_PARAMS, 10 * MINUTE)
   .task("read_position", { executionTimeoutMs: MINUTE }, decide)
   .task("clear_residue", { upstream: ["read_position"] }, async (ctx) => {
     await clearCreationResidue(taskIo(ctx), requester(ctx));

@@ -10,24 +10,16 @@
 //   7 set_position           world_position := P+1
 //   8 etl_pipeline           waiting trigger
 import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { playedDay, waitForHitsConsumed } from "../tasks/index.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { passport, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { passport, requester, setWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
 export const liveParams = z.object({ speed: z.number().min(30).max(1_000_000).default(60) }).strict();
 
-export default defineDag({
-  id: "world_live_day",
-  description: "Play the next day of the world live (paced, conf.speed × model time), ingest it and its order snapshot, advance the position, run the ETL",
-  ...WORLD_DAG,
-  params: liveParams,
-  ...worldFailurePolicy(15 * MINUTE),
-  fileloc: "dags/world_live_day.ts",
-})
+export default worldDag("world_live_day", "Play the next day of the world live (paced, conf.speed × model time), ingest it and its order snapshot, advance the position, run the ETL", liveParams, 15 * MINUTE)
   .task("read_position", { executionTimeoutMs: MINUTE }, async (ctx) => {
     const { position } = await pinPosition(ctx);
     ctx.log.info(`world_position is ${position}: playing day ${position} live at ×${ctx.conf.speed}`);

@@ -12,22 +12,14 @@
 // Step DAGs hold the world resource, so they run one at a time; P is read once (read_position pins
 // it in world_position_pin) and every later task fails if world_position moved under the run.
 import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { playedDay, waitForHitsConsumed } from "../tasks/index.ts";
 import { pinnedPosition, pinPosition } from "./support/step-position.ts";
-import { passport, requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { passport, requester, setWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
-export default defineDag({
-  id: "world_next_day",
-  description: "Play the next days of the world (conf.days, 1 … 7) in batch, ingest them and their order snapshots, advance the position, run the ETL",
-  ...WORLD_DAG,
-  params: z.object({ days: z.number().int().min(1).max(7).default(1) }).strict(),
-  ...worldFailurePolicy(15 * MINUTE),
-  fileloc: "dags/world_next_day.ts",
-})
+export default worldDag("world_next_day", "Play the next days of the world (conf.days, 1 … 7) in batch, ingest them and their order snapshots, advance the position, run the ETL", z.object({ days: z.number().int().min(1).max(7).default(1) }).strict(), 15 * MINUTE)
   .task("read_position", { executionTimeoutMs: MINUTE }, async (ctx) => {
     const { position } = await pinPosition(ctx);
     ctx.log.info(`world_position is ${position}: playing days ${position} … ${position + ctx.conf.days - 1}`);

@@ -8,24 +8,15 @@
 //   4 reset_position          world_position := 0, only after a clean cleanup
 //   5 world_initialize        waiting trigger; its result is this run's result
 // A failure in 2-3 leaves -1, and world_initialize (make up) then refuses until this DAG succeeds.
-import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
 import { setIngest } from "../src/loader/index.ts";
 import { dropApplicationDatabases } from "../tasks/index.ts";
 import { deleteConsumerGroups } from "../tasks/index.ts";
 import { deleteTopics } from "../tasks/index.ts";
-import { requester, setWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { NO_PARAMS, requester, setWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 
 const MINUTE = 60_000;
 
-export default defineDag({
-  id: "world_recreate",
-  description: "Destroy the world (position -1, databases, consumer groups, topics, position 0) and create it again through world_initialize",
-  ...WORLD_DAG,
-  params: z.object({}).strict(),
-  ...worldFailurePolicy(10 * MINUTE),
-  fileloc: "dags/world_recreate.ts",
-})
+export default worldDag("world_recreate", "Destroy the world (position -1, databases, consumer groups, topics, position 0) and create it again through world_initialize", NO_PARAMS, 10 * MINUTE)
   .task("invalidate_position", { executionTimeoutMs: MINUTE }, (ctx) => setWorldPosition(ctx, -1))
   .task("stop_ingest", { upstream: ["invalidate_position"] }, async (ctx) => {
     await setIngest({ ...taskIo(ctx), desired: "stopped", requestedBy: requester(ctx), timeoutMs: 2 * MINUTE });

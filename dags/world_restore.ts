@@ -9,7 +9,6 @@
 //   6 set_position          world_position := the snapshot's; world.restores says which snapshot
 // A restore cut short (runner killed, a service that does not come back) leaves -1: this DAG again
 // with the same name, or make rebuild-storage, brings the world back.
-import { defineDag } from "../src/runner/index.ts";
 import { loadStandConfig } from "../src/config/index.ts";
 import { SnapshotStore } from "../src/snapshots/index.ts";
 import { standPaths } from "../src/services/index.ts";
@@ -17,7 +16,7 @@ import { positionBeforeRun, recordRestore } from "../src/snapshots/index.ts";
 import { withRunnerDb } from "../src/world/index.ts";
 import { WORLD_POSITION_KEY } from "../src/world/index.ts";
 import { checkSnapshotRestore, recordRestoredSchema, replaceWorldFiles, resumeIngest } from "../src/snapshots/index.ts";
-import { setWorldPosition, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { setWorldPosition, worldDag } from "./support/world-io.ts";
 import { snapshotConf, snapshotInput } from "./world_snapshot.ts";
 
 const MINUTE = 60_000;
@@ -27,14 +26,7 @@ function manifestOf(name: string) {
   return new SnapshotStore(config, standPaths(config)).openForRestore(name);
 }
 
-export default defineDag({
-  id: "world_restore",
-  description: "Put the world saved as conf.name back: both ClickHouse nodes, ZooKeeper, Kafka with its group offsets, world_position",
-  ...WORLD_DAG,
-  params: snapshotConf,
-  ...worldFailurePolicy(10 * MINUTE),
-  fileloc: "dags/world_restore.ts",
-})
+export default worldDag("world_restore", "Put the world saved as conf.name back: both ClickHouse nodes, ZooKeeper, Kafka with its group offsets, world_position", snapshotConf, 10 * MINUTE)
   .task("check_snapshot", { executionTimeoutMs: MINUTE }, async (ctx) => {
     await checkSnapshotRestore(snapshotInput(ctx));
   })

@@ -7,13 +7,12 @@
 // Holds the world resource like every world DAG: no step, rebuild, restore or live day runs meanwhile.
 // world_position does not change.
 import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
 import { NonRetryableError } from "../src/runner/index.ts";
 import { SNAPSHOT_NAME } from "../src/snapshots/index.ts";
 import { WORLD_SERVICES } from "../src/stand/index.ts";
 import { describePosition } from "../src/world/index.ts";
 import { checkSnapshotSave, saveSnapshot } from "../src/snapshots/index.ts";
-import { passport, readWorldPosition, taskIo, WORLD_DAG, worldFailurePolicy } from "./support/world-io.ts";
+import { passport, readWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 import type { TaskContext } from "../src/runner/index.ts";
 
 const MINUTE = 60_000;
@@ -31,14 +30,7 @@ async function readyPosition(ctx: TaskContext<SnapshotConf>): Promise<number> {
   return reading.value;
 }
 
-export default defineDag({
-  id: "world_snapshot",
-  description: "Save the whole world under conf.name: both ClickHouse nodes, ZooKeeper, Kafka with its group offsets, world_position",
-  ...WORLD_DAG,
-  params: snapshotConf,
-  ...worldFailurePolicy(10 * MINUTE),
-  fileloc: "dags/world_snapshot.ts",
-})
+export default worldDag("world_snapshot", "Save the whole world under conf.name: both ClickHouse nodes, ZooKeeper, Kafka with its group offsets, world_position", snapshotConf, 10 * MINUTE)
   .task("check_snapshot", { executionTimeoutMs: MINUTE }, async (ctx) => {
     const { WORLD_STARTING_DAYS } = await passport();
     await checkSnapshotSave({ ...snapshotInput(ctx), position: await readyPosition(ctx), startingDays: WORLD_STARTING_DAYS });

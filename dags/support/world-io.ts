@@ -1,7 +1,8 @@
 // What the world DAG files share that is not a step: the TaskIo a world task takes, the passport's
 // WORLD_STARTING_DAYS and the position as a task reads it. Steps themselves live in each DAG file,
 // which calls tasks/ directly (no shared module of steps: world_recreate reuses by delegation).
-import type { TaskContext } from "../../src/runner/index.ts";
+import { z } from "zod";
+import { defineDag, type TaskContext } from "../../src/runner/index.ts";
 import { isTransientFault } from "../../src/world/index.ts";
 import { readPosition, WORLD_POSITION_KEY, type PositionReading } from "../../src/world/index.ts";
 import type { TaskIo } from "../../src/world/index.ts";
@@ -54,4 +55,17 @@ export function worldFailurePolicy(executionTimeoutMs: number) {
     isRetryable: isTransientFault,
     defaults: { retries: 2, retryDelayMs: 2_000, maxRetryDelayMs: 30_000, executionTimeoutMs },
   };
+}
+
+/** The conf of a world DAG that takes none. */
+export const NO_PARAMS = z.object({}).strict();
+
+/**
+ * A world DAG as every one of them is declared: it holds the world exclusively, one run at a time,
+ * unscheduled; its tasks retry transient faults within `taskTimeoutMs` each (none given: the DAG
+ * only triggers others, as etl_pipeline); its file is dags/<id>.ts.
+ */
+export function worldDag<P extends z.ZodType>(id: string, description: string, params: P, taskTimeoutMs?: number) {
+  const policy = taskTimeoutMs === undefined ? {} : worldFailurePolicy(taskTimeoutMs);
+  return defineDag({ id, description, ...WORLD_DAG, params, ...policy, fileloc: `dags/${id}.ts` });
 }

@@ -108,6 +108,9 @@ void describe("escaping and CSP", () => {
     try {
       await work(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     } finally {
+      // the page leaves the app before it closes: a page still on it polls a closed port and logs
+      // ERR_CONNECTION_REFUSED (seen in a gate run), which the last test would count as a problem
+      await page.goto("about:blank");
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
@@ -140,8 +143,8 @@ void describe("escaping and CSP", () => {
       const response = await page.goto(`${baseUrl}/ui/schema`);
       assert.equal(response?.status(), 200);
       assert.match((await page.locator("#schema-not-available").textContent()) ?? "", /Not available yet/);
+      await stand.screenshot(page, "schema-not-available");
     });
-    await stand.screenshot(page, "schema-not-available");
   });
 
   void it("no page logged an error or a CSP violation", () => {
