@@ -38,6 +38,8 @@ const layoutSchema = z.object({
   nodes: z.array(z.object({ name: z.string(), shard: z.number(), tcp_port: z.number(), http_port: z.number(), interserver_port: z.number() })),
   zookeeper_port: z.number(),
   kafka: z.object({ version: z.string(), port: z.number(), controller_port: z.number() }),
+  /** The world's size (world.size): a small world's data is not a canonical one's. Absent in snapshots older than it. */
+  world_size: z.string().optional(),
 });
 export type StandLayout = z.infer<typeof layoutSchema>;
 
@@ -90,6 +92,7 @@ export function standLayout(config: StandConfig): StandLayout {
     nodes: config.clickhouse.nodes.map((n) => ({ name: n.name, shard: n.shard, tcp_port: n.tcp_port, http_port: n.http_port, interserver_port: n.interserver_port })),
     zookeeper_port: config.zookeeper.port,
     kafka: { version: config.kafka.version, port: config.kafka.port, controller_port: config.kafka.controller_port },
+    world_size: config.world.size,
   };
 }
 
@@ -101,6 +104,7 @@ export function layoutDifferences(saved: StandLayout, now: StandLayout): string[
   if (a(saved.nodes) !== a(now.nodes)) out.push(`ClickHouse nodes ${a(saved.nodes)} (now ${a(now.nodes)})`);
   if (saved.zookeeper_port !== now.zookeeper_port) out.push(`ZooKeeper port ${saved.zookeeper_port} (now ${now.zookeeper_port})`);
   if (a(saved.kafka) !== a(now.kafka)) out.push(`Kafka ${a(saved.kafka)} (now ${a(now.kafka)})`);
+  if (saved.world_size !== undefined && saved.world_size !== now.world_size) out.push(`a ${saved.world_size} world (this stand plays a ${now.world_size ?? "?"} one: world.size)`);
   return out;
 }
 
