@@ -54,7 +54,8 @@ const DOOR_ZONES = ROOMS.map((room) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "generator/node_modules/**", ".stand/**", ".stand-test/**", ".stand-test-b/**", ".stand-none/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
+  // every stand state dir (.stand, .stand-test, .stand-test-b, their -host2 twins, .stand-none) holds generated code, never ours
+  { ignores: ["node_modules/**", "generator/node_modules/**", ".stand*/**", ".venv*/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
