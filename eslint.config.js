@@ -74,6 +74,8 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "import-x/no-cycle": "error",
+      // one import statement per module: a door (index.ts) is imported once, types inline
+      "import-x/no-duplicates": ["error", { "prefer-inline": true }],
       // src/server is the one wiring room: nothing else under src/ may reach into dags/ or tasks/.
       "import-x/no-restricted-paths": [
         "error",

@@ -5,18 +5,13 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/index.ts";
-import { detectPlatform, type Platform } from "../src/clickhouse/index.ts";
-import { quoteIdentifier, quoteString } from "../src/clickhouse/index.ts";
-import { splitSqlStatements } from "../src/clickhouse/index.ts";
-import { renderTemplate, type TemplateValues } from "../src/clickhouse/index.ts";
+import { connectClickHouse, type StandClickHouse, detectPlatform, type Platform, quoteIdentifier, quoteString, splitSqlStatements, renderTemplate, type TemplateValues } from "../src/clickhouse/index.ts";
 import { kafkaBroker, loadStandConfig, repoRoot, type StandConfig } from "../src/config/index.ts";
 import { standContext } from "../src/stand/index.ts";
 import { isProcessOurs } from "../src/services/index.ts";
 import { readCatalogCsv, worldTemplateValues } from "../src/world/index.ts";
 import { kafkaEngineClause, kafkaPositionExpressions } from "./kafka-engine.ts";
-import { listDdlFiles } from "../tasks/index.ts";
-import type { OdsCounts } from "../tasks/index.ts";
+import { listDdlFiles, type OdsCounts } from "../tasks/index.ts";
 import { errorMessage } from "../src/errors.ts";
 
 const BENCH_SQL_DIR = path.join(repoRoot, "bench", "sql");

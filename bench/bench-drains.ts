@@ -12,11 +12,8 @@
 import { Kafka, logLevel } from "kafkajs";
 import { Registry } from "prom-client";
 import { quoteIdentifier } from "../src/clickhouse/index.ts";
-import { compileLoaderConfig } from "../src/config/index.ts";
-import { kafkaBroker, loadStandConfig } from "../src/config/index.ts";
-import { ClickHouseDeadLetterSink } from "../src/loader/index.ts";
-import { createTopicLoader, hitsRouter, LOADER_CONSUMER_SETTINGS, loaderInsertSettings, nodeInserters } from "../src/loader/index.ts";
-import { LoaderMetrics } from "../src/loader/index.ts";
+import { compileLoaderConfig, kafkaBroker, loadStandConfig } from "../src/config/index.ts";
+import { ClickHouseDeadLetterSink, createTopicLoader, hitsRouter, LOADER_CONSUMER_SETTINGS, loaderInsertSettings, nodeInserters, LoaderMetrics } from "../src/loader/index.ts";
 import { benchClickHouse, benchName, benchPlatform, clickhouseCpuMicros, clickhousePids, startKafkaEngine, type KafkaEngineChain } from "./bench-clickhouse.ts";
 import { waitForDrain, withAdmin, type Drain } from "./bench-kafka.ts";
 

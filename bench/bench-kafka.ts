@@ -4,9 +4,7 @@
 import type { Admin } from "kafkajs";
 import type { TaskIo } from "../src/world/index.ts";
 import { groupProgress } from "../src/loader/index.ts";
-import { deleteConsumerGroups } from "../tasks/index.ts";
-import { withKafkaAdmin } from "../tasks/index.ts";
-import { createTopics, deleteTopics } from "../tasks/index.ts";
+import { deleteConsumerGroups, withKafkaAdmin, createTopics, deleteTopics } from "../tasks/index.ts";
 
 export const quietIo: TaskIo = { signal: new AbortController().signal, log: () => undefined };
 

@@ -9,14 +9,7 @@ import { randomBytes } from "node:crypto";
 import { cpus, loadavg } from "node:os";
 import { Kafka, logLevel } from "kafkajs";
 import { loadStandConfig } from "../src/config/index.ts";
-import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/index.ts";
-import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT } from "../generator/src/index.ts";
-import { generateChunks } from "../generator/src/index.ts";
-import type { FrameChunk } from "../generator/src/index.ts";
-import { silentLogger } from "../generator/src/index.ts";
-import { runBatch } from "../generator/src/index.ts";
-import { KafkaSink } from "../generator/src/index.ts";
-import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../generator/src/index.ts";
+import { DayRenderer, MAX_HIT_BYTES, World, DEFAULT_BATCH_BYTES, DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT, generateChunks, type FrameChunk, silentLogger, runBatch, KafkaSink, DEFAULT_SEED, WORLD_STARTING_DAYS } from "../generator/src/index.ts";
 
 function numberArg(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);

@@ -1,8 +1,7 @@
 // The Kafka engine readers the benchmarks compare the loader with: the `ENGINE = Kafka` clause and
 // the partition/offset expressions for the server in front of us, from the platform layer's probed
 // flags (src/clickhouse/platform.ts). Only the benches (and their tests) read Kafka with ClickHouse.
-import type { Platform } from "../src/clickhouse/index.ts";
-import { quoteString } from "../src/clickhouse/index.ts";
+import { type Platform, quoteString } from "../src/clickhouse/index.ts";
 
 export interface KafkaReaderSpec {
   brokers: string;

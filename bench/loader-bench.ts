@@ -23,8 +23,7 @@
 import { randomBytes } from "node:crypto";
 import { kafkaBroker, loadStandConfig, standConfigPath } from "../src/config/index.ts";
 import { deadLetterTableDdl } from "../src/loader/index.ts";
-import { buildGenerator } from "../tasks/index.ts";
-import { runGenerator } from "../tasks/index.ts";
+import { buildGenerator, runGenerator } from "../tasks/index.ts";
 import { benchClickHouse, createBenchDatabases, dropBenchDatabases, prepareKafkaEngine, runStatements, worldHitsChain } from "./bench-clickhouse.ts";
 import { drainWithKafkaEngine, drainWithKafkajsOnly, drainWithLoader, type DrainResult } from "./bench-drains.ts";
 import { dropGroups, dropTopic, freshTopic, quietIo } from "./bench-kafka.ts";

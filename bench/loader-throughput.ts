@@ -3,12 +3,8 @@
 // build each INSERT body, against an inserter that keeps the body and sends nothing. Kafka
 // fetching and the HTTP send are not in it. For bench/ and for comparing decode modes.
 import { Registry } from "prom-client";
-import { jsonEachRowChunks, type RowInserter } from "../src/loader/index.ts";
+import { jsonEachRowChunks, type RowInserter, type DecodeMode, LoaderCore, LoaderMetrics, type SpliceRouter } from "../src/loader/index.ts";
 import { compileLoaderConfig, type LoaderConfigInput } from "../src/config/index.ts";
-import type { DecodeMode } from "../src/loader/index.ts";
-import { LoaderCore } from "../src/loader/index.ts";
-import { LoaderMetrics } from "../src/loader/index.ts";
-import type { SpliceRouter } from "../src/loader/index.ts";
 
 export interface ThroughputOptions {
   /** Message values, used in turn (e.g. a few thousand rendered hits). */

@@ -8,8 +8,7 @@
 import { Logger as GraphileLogger, type JobHelpers, type Runner as GraphileRunner, run as runGraphile } from "graphile-worker";
 import pg from "pg";
 import { pino } from "pino";
-import { defineDag } from "../src/runner/index.ts";
-import { type Runner, createRunner } from "../src/runner/index.ts";
+import { defineDag, type Runner, createRunner } from "../src/runner/index.ts";
 import { withBenchDatabase } from "./bench-database.ts";
 
 const CHAIN_LENGTH = 50;

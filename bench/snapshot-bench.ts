@@ -7,8 +7,7 @@
 import { standConfigPath } from "../src/config/index.ts";
 import { SnapshotStore, mib, snapshotDisk } from "../src/snapshots/index.ts";
 import { standContext } from "../src/stand/index.ts";
-import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun } from "../testkit/index.ts";
-import { takeWorldLock } from "../testkit/index.ts";
+import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun, takeWorldLock } from "../testkit/index.ts";
 import { machineLine, printTable, ratio, seconds } from "./bench-report.ts";
 
 const ctx = standContext(() => undefined);

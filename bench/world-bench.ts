@@ -6,8 +6,7 @@
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-bench.ts
 // (make bench runs it after the web bench, through scripts/test-stand.sh).
 import { apiBaseUrl, standConfigPath } from "../src/config/index.ts";
-import { describeRun, readPositionText, runDag, useRunnerService, withClickHouse } from "../testkit/index.ts";
-import { takeWorldLock } from "../testkit/index.ts";
+import { describeRun, readPositionText, runDag, useRunnerService, withClickHouse, takeWorldLock } from "../testkit/index.ts";
 
 const PLAYED_DAYS = 30;
 const STEP_DAYS = 7;

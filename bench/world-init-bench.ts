@@ -9,8 +9,7 @@
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-init-bench.ts
 import type { DagRunResponse, TaskInstanceResponse } from "../src/api/index.ts";
 import { standConfigPath } from "../src/config/index.ts";
-import { api, describeRun, emptyWorld, taskInstances, triggerRun, useRunnerService, type FinishedRun } from "../testkit/index.ts";
-import { takeWorldLock } from "../testkit/index.ts";
+import { api, describeRun, emptyWorld, taskInstances, triggerRun, useRunnerService, type FinishedRun, takeWorldLock } from "../testkit/index.ts";
 import { machineLine, printTable, seconds } from "./bench-report.ts";
 
 const DAG_ID = "world_initialize";

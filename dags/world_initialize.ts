@@ -22,16 +22,10 @@
 //   8 orders_ingest       waiting trigger; continue only on its success
 //   9 set_position        world_position := WORLD_STARTING_DAYS
 //  10 etl_pipeline        waiting trigger (dds_transform, then dm_transform)
-import type { TaskContext } from "../src/runner/index.ts";
-import { NonRetryableError } from "../src/runner/index.ts";
-import { recordAppliedDdl } from "../src/world/index.ts";
-import { describePosition, initializeDecision } from "../src/world/index.ts";
-import { checkWorldCatalogue, recordWorldCatalogue } from "../src/world/index.ts";
-import { clearCreationResidue } from "../tasks/index.ts";
-import { applyDdlFile, listDdlFiles } from "../tasks/index.ts";
+import { type TaskContext, NonRetryableError } from "../src/runner/index.ts";
+import { recordAppliedDdl, describePosition, initializeDecision, checkWorldCatalogue, recordWorldCatalogue } from "../src/world/index.ts";
+import { clearCreationResidue, applyDdlFile, listDdlFiles, createTopics, waitForOds } from "../tasks/index.ts";
 import { ensureConsuming, setIngest } from "../src/loader/index.ts";
-import { createTopics } from "../tasks/index.ts";
-import { waitForOds } from "../tasks/index.ts";
 import { buildWorldGenerator, runWorldGenerator } from "./support/generator.ts";
 import { NO_PARAMS, passport, readWorldPosition, requester, setWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 

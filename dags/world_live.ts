@@ -3,8 +3,7 @@
 // world_live`). It has no guard of its own: it goes red when world_live_day refuses.
 // A manual trigger may pass conf.speed on to world_live_day.
 import { z } from "zod";
-import { defineDag } from "../src/runner/index.ts";
-import type { RunConf } from "../src/runner/index.ts";
+import { defineDag, type RunConf } from "../src/runner/index.ts";
 
 export default defineDag({
   id: "world_live",

@@ -9,9 +9,7 @@
 //   5 world_initialize        waiting trigger; its result is this run's result
 // A failure in 2-3 leaves -1, and world_initialize (make up) then refuses until this DAG succeeds.
 import { setIngest } from "../src/loader/index.ts";
-import { dropApplicationDatabases } from "../tasks/index.ts";
-import { deleteConsumerGroups } from "../tasks/index.ts";
-import { deleteTopics } from "../tasks/index.ts";
+import { dropApplicationDatabases, deleteConsumerGroups, deleteTopics } from "../tasks/index.ts";
 import { NO_PARAMS, requester, setWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
 
 const MINUTE = 60_000;

@@ -10,12 +10,9 @@
 // A restore cut short (runner killed, a service that does not come back) leaves -1: this DAG again
 // with the same name, or make rebuild-storage, brings the world back.
 import { loadStandConfig } from "../src/config/index.ts";
-import { SnapshotStore } from "../src/snapshots/index.ts";
+import { SnapshotStore, positionBeforeRun, recordRestore, checkSnapshotRestore, recordRestoredSchema, replaceWorldFiles, resumeIngest } from "../src/snapshots/index.ts";
 import { standPaths } from "../src/services/index.ts";
-import { positionBeforeRun, recordRestore } from "../src/snapshots/index.ts";
-import { withRunnerDb } from "../src/world/index.ts";
-import { WORLD_POSITION_KEY } from "../src/world/index.ts";
-import { checkSnapshotRestore, recordRestoredSchema, replaceWorldFiles, resumeIngest } from "../src/snapshots/index.ts";
+import { withRunnerDb, WORLD_POSITION_KEY } from "../src/world/index.ts";
 import { setWorldPosition, worldDag } from "./support/world-io.ts";
 import { snapshotConf, snapshotInput } from "./world_snapshot.ts";
 

@@ -7,13 +7,11 @@
 // Holds the world resource like every world DAG: no step, rebuild, restore or live day runs meanwhile.
 // world_position does not change.
 import { z } from "zod";
-import { NonRetryableError } from "../src/runner/index.ts";
-import { SNAPSHOT_NAME } from "../src/snapshots/index.ts";
+import { NonRetryableError, type TaskContext } from "../src/runner/index.ts";
+import { SNAPSHOT_NAME, checkSnapshotSave, saveSnapshot } from "../src/snapshots/index.ts";
 import { WORLD_SERVICES } from "../src/stand/index.ts";
 import { describePosition } from "../src/world/index.ts";
-import { checkSnapshotSave, saveSnapshot } from "../src/snapshots/index.ts";
 import { passport, readWorldPosition, taskIo, worldDag } from "./support/world-io.ts";
-import type { TaskContext } from "../src/runner/index.ts";
 
 const MINUTE = 60_000;
 

@@ -12,8 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parseStandConfig, repoRoot } from "../src/config/index.ts";
-import { standPaths } from "../src/services/index.ts";
-import { removeExternalDataDir } from "../src/services/index.ts";
+import { standPaths, removeExternalDataDir } from "../src/services/index.ts";
 import { shiftedStandConfigText } from "../testkit/index.ts";
 
 const run = promisify(execFile);

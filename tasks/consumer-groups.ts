@@ -2,8 +2,7 @@
 // world's readers start from offset zero. A group still held by a live reader cannot be deleted:
 // that is reported as such, naming the members, rather than as a broker error code.
 import type { Admin, GroupDescription } from "kafkajs";
-import { WORLD_CONSUMER_GROUPS } from "../src/world/index.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
+import { WORLD_CONSUMER_GROUPS, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { withKafkaAdmin, type KafkaTarget } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
 import { loadStandConfig } from "../src/config/index.ts";

@@ -5,12 +5,9 @@
 // dropping a database whose replica lost its ZooKeeper session (a ZooKeeper restart a moment ago)
 // refuses that table but unlinks its metadata, leaving its data directory behind, and every later
 // DROP DATABASE then fails with "Directory not empty" (seen on the test stand after a keeper test).
-import { connectClickHouse, clickhouseNodeConfig } from "../src/clickhouse/index.ts";
-import { detectPlatform } from "../src/clickhouse/index.ts";
-import { quoteIdentifier, quoteString } from "../src/clickhouse/index.ts";
+import { connectClickHouse, clickhouseNodeConfig, detectPlatform, quoteIdentifier, quoteString } from "../src/clickhouse/index.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
-import { APPLICATION_DATABASES } from "../src/world/index.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
+import { APPLICATION_DATABASES, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { errorMessage } from "../src/errors.ts";
 
 export interface DropApplicationDatabasesInput extends TaskIo {

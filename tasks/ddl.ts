@@ -3,16 +3,9 @@
 // `lifecycle` from node 1. The DAG runs one task per file, so a red task names the file.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from "../src/clickhouse/index.ts";
-import { ClickHouseStatementError } from "../src/clickhouse/index.ts";
-import { detectPlatform, type Platform } from "../src/clickhouse/index.ts";
+import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse, ClickHouseStatementError, detectPlatform, type Platform, SqlTemplateError, renderTemplate, type TemplateValues, splitSqlStatements, type SqlStatement } from "../src/clickhouse/index.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
-import { DDL_DIR } from "../src/world/index.ts";
-import { ddlChecksum, listDdlFiles } from "../src/world/index.ts";
-import { SqlTemplateError, renderTemplate, type TemplateValues } from "../src/clickhouse/index.ts";
-import { readCatalogCsv, worldTemplateValues } from "../src/world/index.ts";
-import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
-import { splitSqlStatements, type SqlStatement } from "../src/clickhouse/index.ts";
+import { DDL_DIR, ddlChecksum, listDdlFiles, readCatalogCsv, worldTemplateValues, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { errorMessage } from "../src/errors.ts";
 
 export { listDdlFiles };

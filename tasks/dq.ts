@@ -6,16 +6,10 @@
 // every dds/dm version (tasks/etl.ts nextRunVersion); a repeated try of the same run rewrites the
 // same keys (data_date, check_name, run) with a newer version, so the results converge.
 import path from "node:path";
-import type { StandClickHouse } from "../src/clickhouse/index.ts";
-import type { Platform } from "../src/clickhouse/index.ts";
-import { querySqlFile, readSqlFile, readSqlFragment, registeredSqlFiles, runSqlFile } from "../src/clickhouse/index.ts";
-import { renderTemplate, type TemplateValues } from "../src/clickhouse/index.ts";
-import { quoteString } from "../src/clickhouse/index.ts";
+import { type StandClickHouse, type Platform, querySqlFile, readSqlFile, readSqlFragment, registeredSqlFiles, runSqlFile, renderTemplate, type TemplateValues, quoteString } from "../src/clickhouse/index.ts";
 import { repoRoot } from "../src/config/index.ts";
 import { NonRetryableError } from "../src/runner/index.ts";
-import { WorldTaskError, type TaskIo } from "../src/world/index.ts";
-import { PLANTED_ORDER_CLASSES, type Passport } from "../src/world/index.ts";
-import { describePosition, type PositionReading } from "../src/world/index.ts";
+import { WorldTaskError, type TaskIo, PLANTED_ORDER_CLASSES, type Passport, describePosition, type PositionReading } from "../src/world/index.ts";
 import { nextRunVersion, withEtl, type EtlConnectionOptions } from "./etl.ts";
 import { runTemplateValues, serverNow } from "./etl-sql.ts";
 

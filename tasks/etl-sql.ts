@@ -3,9 +3,7 @@
 // with the one template renderer the DDL uses, and run the statements in order on one account's
 // connection. Every failure names the file, the statement, the account and the node.
 import path from "node:path";
-import type { StandClickHouse } from "../src/clickhouse/index.ts";
-import type { Platform } from "../src/clickhouse/index.ts";
-import { quoteString } from "../src/clickhouse/index.ts";
+import { type StandClickHouse, type Platform, quoteString } from "../src/clickhouse/index.ts";
 import { repoRoot } from "../src/config/index.ts";
 
 export const ETL_DIR = path.join(repoRoot, "sql", "etl");

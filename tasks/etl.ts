@@ -11,11 +11,9 @@
 // runs, processes and reruns of a failed run (see nextRunVersion).
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from "../src/clickhouse/index.ts";
-import { detectPlatform, type Platform } from "../src/clickhouse/index.ts";
+import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse, detectPlatform, type Platform, querySqlFile, readSqlFile, runSqlFile, usesPlaceholder, type FileReport } from "../src/clickhouse/index.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
 import type { TaskIo } from "../src/world/index.ts";
-import { querySqlFile, readSqlFile, runSqlFile, usesPlaceholder, type FileReport } from "../src/clickhouse/index.ts";
 import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, normalizeDates, runTemplateValues, serverNow } from "./etl-sql.ts";
 
 export type EtlLayer = "dds" | "dm";

@@ -10,10 +10,9 @@ import type Docker from "dockerode";
 import { build } from "esbuild";
 import { repoRoot, stateDir, loadStandConfig, type StandConfig } from "../src/config/index.ts";
 import { WORLD_SIZE_NAMES } from "../generator/src/index.ts";
-import { GENERATOR_DIR, CATALOG_CSV_PATH, passportPath } from "../src/world/index.ts";
+import { GENERATOR_DIR, CATALOG_CSV_PATH, passportPath, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { readBuildStream } from "./docker-streams.ts";
 import { hashInputs, listBuildContext, listTreeFiles } from "./file-tree.ts";
-import { throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { errorMessage } from "../src/errors.ts";
 
 const STEP = "buildGenerator";

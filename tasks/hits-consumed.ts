@@ -7,13 +7,10 @@
 // generator's own code with the passport's seed, and ods.event_dist FINAL must hold exactly that
 // many for the date. A commit that got ahead of ODS (a lost insert) makes the step red, naming the
 // date and both numbers, instead of a green run over a short day.
-import { DayRenderer, MAX_HIT_BYTES, World } from "../generator/src/index.ts";
-import type { WorldSize } from "../generator/src/index.ts";
+import { DayRenderer, MAX_HIT_BYTES, World, type WorldSize } from "../generator/src/index.ts";
 import { connectClickHouse } from "../src/clickhouse/index.ts";
 import { ensureConsuming } from "../src/loader/index.ts";
-import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/index.ts";
-import { readOdsValidHitsPerDate } from "../src/world/index.ts";
-import { rideOutTransient, sleepUnlessAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC, readOdsValidHitsPerDate, rideOutTransient, sleepUnlessAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 import { readOdsCounts } from "./wait-for-ods.ts";
 

@@ -3,8 +3,7 @@
 // insert_distributed_sync = 1, so ODS holds it on both shards by then) or its dead letter stored.
 // So "the group has committed the end offset of every partition" means "everything sent so far is
 // in ClickHouse", with no guess about flush delays and no Stable-group wait.
-import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByPartition } from "../src/loader/index.ts";
-import { controlPool, describeLoaders, readLoaderStatuses } from "../src/loader/index.ts";
+import { groupProgress, topicEndOffsets, type GroupProgress, type OffsetsByPartition, controlPool, describeLoaders, readLoaderStatuses } from "../src/loader/index.ts";
 import type { StandConfig } from "../src/config/index.ts";
 import { rideOutTransient, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";

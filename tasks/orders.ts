@@ -7,16 +7,11 @@
 // offsets of topic orders as they were when the task began: every snapshot sent before then is
 // landed (the loader commits only what it placed). Account: `etl`, INSERT … SELECT only.
 import path from "node:path";
-import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse } from "../src/clickhouse/index.ts";
-import { detectPlatform, type Platform } from "../src/clickhouse/index.ts";
-import { quoteString } from "../src/clickhouse/index.ts";
+import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse, detectPlatform, type Platform, quoteString, readSqlFile, readSqlFragment, runSqlFile, type FileReport } from "../src/clickhouse/index.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
-import { ensureConsuming } from "../src/loader/index.ts";
-import { ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../src/world/index.ts";
-import { WorldTaskError, type TaskIo } from "../src/world/index.ts";
-import { readSqlFile, readSqlFragment, runSqlFile, type FileReport } from "../src/clickhouse/index.ts";
+import { ensureConsuming, topicEndOffsets, type OffsetsByPartition } from "../src/loader/index.ts";
+import { ORDERS_CONSUMER_GROUP, ORDERS_TOPIC, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, runTemplateValues } from "./etl-sql.ts";
-import { topicEndOffsets, type OffsetsByPartition } from "../src/loader/index.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";
 

@@ -5,10 +5,7 @@
 // and the creation that follows starts from nothing: the same input, the same world.
 import { loadStandConfig } from "../src/config/index.ts";
 import { setIngest } from "../src/loader/index.ts";
-import { readLiveCatalogue } from "../src/world/index.ts";
-import { WORLD_CONSUMER_GROUPS, WORLD_TOPICS } from "../src/world/index.ts";
-import type { TaskIo } from "../src/world/index.ts";
-import { unreachableError } from "../src/world/index.ts";
+import { readLiveCatalogue, WORLD_CONSUMER_GROUPS, WORLD_TOPICS, type TaskIo, unreachableError } from "../src/world/index.ts";
 import { deleteConsumerGroups } from "./consumer-groups.ts";
 import { dropApplicationDatabases } from "./databases.ts";
 import { withKafkaAdmin } from "./kafka-admin.ts";

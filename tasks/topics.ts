@@ -1,8 +1,7 @@
 // The world's Kafka topics: created before the DDL (a ClickHouse reader never creates topics, and a
 // broker-made topic would get one partition), deleted by world_recreate after the consumer groups.
 import type { Admin, ITopicMetadata } from "kafkajs";
-import { WORLD_TOPICS, type WorldTopic } from "../src/world/index.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
+import { WORLD_TOPICS, type WorldTopic, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { withKafkaAdmin, worldBrokers, type KafkaTarget } from "./kafka-admin.ts";
 import { errorMessage } from "../src/errors.ts";
 

@@ -5,10 +5,7 @@
 // few seconds with counts.
 import { connectClickHouse, type StandClickHouse } from "../src/clickhouse/index.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
-import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../src/world/index.ts";
-import { readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "../src/world/index.ts";
-import { passportDays, type Passport } from "../src/world/index.ts";
-import { sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC, readOdsRefusedHitsPerDate, readOdsValidHitsPerDate, passportDays, type Passport, sleepUnlessAborted, throwIfAborted, WorldTaskError, type TaskIo } from "../src/world/index.ts";
 import { waitForLoaderCommitted } from "./ingest-wait.ts";
 
 const STEP = "waitForOds";

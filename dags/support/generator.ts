@@ -4,8 +4,7 @@
 import { existsSync } from "node:fs";
 import { kafkaBroker, loadStandConfig } from "../../src/config/index.ts";
 import type { TaskContext } from "../../src/runner/index.ts";
-import { buildGenerator, type GeneratorBuild, type GeneratorMode } from "../../tasks/index.ts";
-import { runGenerator, type GeneratorRun } from "../../tasks/index.ts";
+import { buildGenerator, type GeneratorBuild, type GeneratorMode, runGenerator, type GeneratorRun } from "../../tasks/index.ts";
 import { taskIo } from "./world-io.ts";
 
 /** docker-compose.yml's network name, which the generator container joins to reach `kafka`. */

@@ -4,8 +4,7 @@
 // later task of the run uses the pinned value, and fails naming both values if world_position moved
 // under the run. The world resource makes step runs exclusive, so one pin serves every step DAG.
 import { z } from "zod";
-import type { TaskContext } from "../../src/runner/index.ts";
-import { NonRetryableError } from "../../src/runner/index.ts";
+import { type TaskContext, NonRetryableError } from "../../src/runner/index.ts";
 import { describePosition, stepRefusal, WORLD_POSITION_KEY } from "../../src/world/index.ts";
 import { passport, readWorldPosition } from "./world-io.ts";
 

@@ -3,10 +3,7 @@
 // which calls tasks/ directly (no shared module of steps: world_recreate reuses by delegation).
 import { z } from "zod";
 import { defineDag, type TaskContext } from "../../src/runner/index.ts";
-import { isTransientFault } from "../../src/world/index.ts";
-import { readPosition, WORLD_POSITION_KEY, type PositionReading } from "../../src/world/index.ts";
-import type { TaskIo } from "../../src/world/index.ts";
-import { loadPassport, type Passport } from "../../src/world/index.ts";
+import { isTransientFault, readPosition, WORLD_POSITION_KEY, type PositionReading, type TaskIo, loadPassport, type Passport } from "../../src/world/index.ts";
 
 export function taskIo(ctx: TaskContext<unknown>): TaskIo {
   return { signal: ctx.signal, log: (line) => ctx.log.info(line) };

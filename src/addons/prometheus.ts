@@ -8,8 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { apiListenHost, instancesOf, isLoopbackHost, type StandConfig } from "../config/index.ts";
-import type { StandPaths } from "../services/index.ts";
-import type { ProbeAnswer, ServiceDefinition, StandContext } from "../services/index.ts";
+import { type StandPaths, type ProbeAnswer, type ServiceDefinition, type StandContext } from "../services/index.ts";
 
 type PrometheusConfig = NonNullable<StandConfig["prometheus"]>;
 

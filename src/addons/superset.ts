@@ -11,8 +11,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { repoRoot, type BiConfig, type StandConfig } from "../config/index.ts";
 import { childOutput, errorMessage } from "../errors.ts";
-import type { StandPaths } from "../services/index.ts";
-import type { ProbeAnswer, ServiceDefinition, StandContext } from "../services/index.ts";
+import { type StandPaths, type ProbeAnswer, type ServiceDefinition, type StandContext } from "../services/index.ts";
 import { ensureStarterDashboard, starterDashboardUrl } from "./superset-dashboard.ts";
 
 const run = promisify(execFile);

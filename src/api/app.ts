@@ -2,21 +2,18 @@
 // RunnerService contract, so tests mount it on an ephemeral port over a real or fake engine. What
 // else the process serves (the web view, the world's schema status) is handed in by src/server.
 import { randomUUID } from "node:crypto";
-import express from "express";
-import type { Express, Router } from "express";
+import express, { type Express, type Router } from "express";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { RunnerService } from "../runner/index.ts";
-import { Authenticator } from "./auth.ts";
-import type { LoginConfig } from "./auth.ts";
+import { Authenticator, type LoginConfig } from "./auth.ts";
 import { LoginThrottle } from "./login-throttle.ts";
 import { requireCredentialsEverywhere } from "./open-listen.ts";
 import type { ApiContext, DagImportError } from "./context.ts";
 import { recordRequestMetrics } from "./metrics.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import { ApiProblem, errorHandler } from "./problem.ts";
-import { mountRoutes } from "./route.ts";
-import type { RouteSpec } from "./route.ts";
+import { mountRoutes, type RouteSpec } from "./route.ts";
 import { dagRunRoutes } from "./routes/dag-runs.ts";
 import { dagInfoRoutes } from "./routes/dag-info.ts";
 import { dagRoutes } from "./routes/dags.ts";

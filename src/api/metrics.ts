@@ -1,7 +1,6 @@
 // Request metrics of the API itself, registered once per registry next to the engine's metrics.
 import type { RequestHandler } from "express";
-import { Counter, Histogram } from "prom-client";
-import type { Registry } from "prom-client";
+import { Counter, Histogram, type Registry } from "prom-client";
 
 const REQUESTS = "runner_api_requests_total";
 const DURATION = "runner_api_request_duration_seconds";

@@ -3,8 +3,7 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { ConfValidationError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "../runner/index.ts";
-import { errorCode } from "../errors.ts";
-import { coerceError } from "../errors.ts";
+import { errorCode, coerceError } from "../errors.ts";
 
 /** One item of FastAPI's validation detail (Airflow's HTTPValidationError). */
 export interface ValidationDetail {

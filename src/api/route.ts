@@ -1,8 +1,7 @@
 // One declaration per route: path, auth, zod schemas for path/query/body and responses, and the
 // handler. The same declarations mount the express routes and write the OpenAPI document, so the
 // two cannot drift apart.
-import express from "express";
-import type { Request, RequestHandler, Response, Router } from "express";
+import express, { type Request, type RequestHandler, type Response, type Router } from "express";
 import { z } from "zod";
 import { assertStorableJson } from "./body-checks.ts";
 import { ApiProblem } from "./problem.ts";

@@ -6,8 +6,7 @@ import type {
   VariableChangeResponse,
   VariableResponse,
 } from "../api/index.ts";
-import { ApiResponseError, CliError, EXIT } from "./client.ts";
-import type { RunnerApiClient } from "./client.ts";
+import { ApiResponseError, CliError, EXIT, type RunnerApiClient } from "./client.ts";
 import { seconds, table } from "./format.ts";
 import { watchRun } from "./watch.ts";
 import { errorMessage } from "../errors.ts";

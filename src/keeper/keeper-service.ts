@@ -17,10 +17,9 @@ import {
   stopNodeService,
   type EnsureOutcome,
   type NodeServiceSpec,
-  type StopOutcome,
+  type StopOutcome, type StandContext
 } from "../services/index.ts";
 import type { ServiceRecord } from "./policy.ts";
-import type { StandContext } from "../services/index.ts";
 
 export const KEEPER_SERVICE = "keeper";
 export const KEEPER_ENTRY = path.join(repoRoot, "src", "stand", "keeper-main.ts");

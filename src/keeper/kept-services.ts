@@ -3,11 +3,7 @@
 // service spec. Every start goes through the service's start lock and looks at its want file again
 // under it, so a `make down` or `make up` at the same moment is never undone.
 import type { KeptService } from "./policy.ts";
-import { loaderInstances, loaderSpec } from "../services/index.ts";
-import { launchNodeService, nodeServicePaths, nodeServiceSupervisor, type NodeServiceSpec } from "../services/index.ts";
-import { runnerInstances, runnerSpec } from "../services/index.ts";
-import { answersWithin, launchNow, serves, type ServiceDefinition, type StandContext } from "../services/index.ts";
-import { isProcessOurs, tailFile, type Supervisor } from "../services/index.ts";
+import { loaderInstances, loaderSpec, launchNodeService, nodeServicePaths, nodeServiceSupervisor, type NodeServiceSpec, runnerInstances, runnerSpec, answersWithin, launchNow, serves, type ServiceDefinition, type StandContext, isProcessOurs, tailFile, type Supervisor } from "../services/index.ts";
 
 function tails(files: string[], lines: number): string[] {
   return files.flatMap((file) => tailFile(file, lines).split("\n").filter((line) => line.trim() !== "").slice(-lines));

@@ -6,8 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ClickHouseClient } from "@clickhouse/client";
-import { quoteIdentifier } from "../clickhouse/index.ts";
-import { splitSqlStatements } from "../clickhouse/index.ts";
+import { quoteIdentifier, splitSqlStatements } from "../clickhouse/index.ts";
 import { DDL_DIR } from "../world/index.ts";
 import { escapeTsvBytes, insertTsv } from "./clickhouse-sink.ts";
 import type { MessageSource } from "./types.ts";

@@ -16,12 +16,10 @@
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
 import { type Admin, Kafka, type LogEntry, logLevel } from "kafkajs";
 import type { Registry } from "prom-client";
-import { createNodeClient, connectClickHouse } from "../clickhouse/index.ts";
-import { detectPlatform, type Platform } from "../clickhouse/index.ts";
-import { kafkaBroker, type StandConfig } from "../config/index.ts";
+import { createNodeClient, connectClickHouse, detectPlatform, type Platform } from "../clickhouse/index.ts";
+import { kafkaBroker, type StandConfig, compileLoaderConfig, type LoaderConfig } from "../config/index.ts";
 import { HITS_CONSUMER_GROUP, HITS_TOPIC, ORDERS_CONSUMER_GROUP, ORDERS_TOPIC } from "../world/index.ts";
 import { ClickHouseRowInserter, type RowInserter } from "./clickhouse-sink.ts";
-import { compileLoaderConfig, type LoaderConfig } from "../config/index.ts";
 import { TopicLoader, type TopicLoaderOptions } from "./consumer.ts";
 import { ClickHouseDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 import type { DecodeMode } from "./decode.ts";

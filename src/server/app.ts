@@ -2,26 +2,14 @@
 // web view (src/web), and the world's schema status (src/world) handed to both. This folder is the
 // one place under src/ that joins them (and the only one that may import dags/ or tasks/).
 import pg from "pg";
-import { createApp, type CreateAppOptions, type RunnerApp } from "../api/index.ts";
-import { ApiProblem } from "../api/index.ts";
-import type { SchemaStatusResponse } from "../api/index.ts";
-import { VariableNotFoundError } from "../runner/index.ts";
-import type { RunnerService } from "../runner/index.ts";
-import { sharedWorldSources, type ServiceView, type SnapshotsView } from "../web/index.ts";
+import { createApp, type CreateAppOptions, type RunnerApp, ApiProblem, type SchemaStatusResponse } from "../api/index.ts";
+import { VariableNotFoundError, type RunnerService } from "../runner/index.ts";
+import { sharedWorldSources, type ServiceView, type SnapshotsView, createWebRouter, worldApiRoutes, kafkaOffsetsReader, readMetricsHistory, readWorldNumbers } from "../web/index.ts";
 import { loadStandConfig } from "../config/index.ts";
-import { snapshotRows } from "../snapshots/index.ts";
-import { readRestores } from "../snapshots/index.ts";
-import { quietStandContext } from "../stand/index.ts";
-import { standStatus } from "../stand/index.ts";
+import { snapshotRows, readRestores } from "../snapshots/index.ts";
+import { quietStandContext, standStatus } from "../stand/index.ts";
 import { describeLastExit } from "../keeper/index.ts";
-import { createWebRouter } from "../web/index.ts";
-import { worldApiRoutes } from "../web/index.ts";
-import { kafkaOffsetsReader } from "../web/index.ts";
-import { WORLD_POSITION_KEY } from "../world/index.ts";
-import { runnerDatabaseUrl, withRunnerDb } from "../world/index.ts";
-import { SchemaLedgerMissingError, readSchemaStatus } from "../world/index.ts";
-import { readMetricsHistory } from "../web/index.ts";
-import { readWorldNumbers } from "../web/index.ts";
+import { WORLD_POSITION_KEY, runnerDatabaseUrl, withRunnerDb, SchemaLedgerMissingError, readSchemaStatus } from "../world/index.ts";
 
 export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers" | "routes"> & {
   /** The database holding world.schema_ledger; the stand's runner database when omitted. */

@@ -9,10 +9,8 @@ import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
 import type { DagImportError } from "../api/index.ts";
 import { repoRoot } from "../config/index.ts";
-import { Dag } from "../runner/index.ts";
-import { DagDefinitionError } from "../runner/index.ts";
+import { Dag, DagDefinitionError, DagRegistry } from "../runner/index.ts";
 import { coerceError } from "../errors.ts";
-import { DagRegistry } from "../runner/index.ts";
 
 export interface LoadedDags {
   dags: Dag[];

@@ -1,21 +1,17 @@
 // Process entry of the runner: starts the engine with the DAGs of dags/index.ts and the stand's app
 // (REST API, web view, world status: app.ts) on runner.listen_host:runner.api_port; SIGTERM/SIGINT
 // stop both cleanly (a second signal forces).
-import { createServer } from "node:http";
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { pino } from "pino";
-import type { Logger } from "pino";
+import { pino, type Logger } from "pino";
 import { apiListenHost, currentInstance, loadStandConfig, postgresUrl, processEnv } from "../config/index.ts";
 import { watchKeeper } from "../keeper/index.ts";
 import { standContext } from "../stand/index.ts";
 import { coerceError, errorCode } from "../errors.ts";
-import { createRunner } from "../runner/index.ts";
-import type { Runner } from "../runner/index.ts";
-import { assertOpenListenSecured, isLoopbackHost } from "../api/index.ts";
-import { LoginThrottle } from "../api/index.ts";
+import { createRunner, type Runner } from "../runner/index.ts";
+import { assertOpenListenSecured, isLoopbackHost, LoginThrottle } from "../api/index.ts";
 import { createStandApp } from "./app.ts";
 import { loadDags } from "./dag-loader.ts";
 import { SERVER_MIGRATION_SETS } from "./migration-sets.ts";

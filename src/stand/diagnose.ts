@@ -3,14 +3,10 @@
 // held, a keeper that is not running. `make doctor` prints these (with the world's own findings,
 // src/world-ops/doctor.ts), a world wait that makes no progress logs them and fails at once on one
 // that cannot clear by itself, and rebuild-storage refuses on them before it touches anything.
-import type { StandConfig } from "../config/index.ts";
-import { loadStandConfig } from "../config/index.ts";
+import { type StandConfig, loadStandConfig } from "../config/index.ts";
 import { errorMessage } from "../errors.ts";
-import { nodeServicePaths } from "../services/index.ts";
-import { standPaths } from "../services/index.ts";
-import type { StandContext } from "../services/index.ts";
+import { nodeServicePaths, standPaths, type StandContext, Supervisor } from "../services/index.ts";
 import { standStatus } from "./stand.ts";
-import { Supervisor } from "../services/index.ts";
 
 export interface Finding {
   /** The service or thing: "clickhouse-ch2", "loader", "keeper". */

@@ -5,22 +5,10 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { loadStandConfig, poolInstance, repoRoot, standConfigPath } from "../config/index.ts";
-import { clickhouseNodeService } from "../services/index.ts";
-import { fetchedToolsVersion, writeFieldTools } from "../addons/index.ts";
-import { kafkaService } from "../services/index.ts";
-import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView } from "../keeper/index.ts";
-import { ensureLoaders, loaderStatuses, stopLoaders } from "../services/index.ts";
-import { standPaths } from "../services/index.ts";
+import { clickhouseNodeService, kafkaService, ensureLoaders, loaderStatuses, stopLoaders, standPaths, postgresService, removeExternalDataDir, runnerHealthy, runnerInstances, runnerPid, launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext, nodeServiceSupervisor, Supervisor, zookeeperService } from "../services/index.ts";
+import { fetchedToolsVersion, writeFieldTools, supersetService, prometheusService } from "../addons/index.ts";
+import { ensureKeeper, KEEPER_SERVICE, keeperSpec, readKeeperView, stopKeeper, type KeeperView, type ServiceRecord } from "../keeper/index.ts";
 import { SnapshotStore } from "../snapshots/index.ts";
-import { supersetService } from "../addons/index.ts";
-import { postgresService, removeExternalDataDir } from "../services/index.ts";
-import { prometheusService } from "../addons/index.ts";
-import { runnerHealthy, runnerInstances, runnerPid } from "../services/index.ts";
-import { launchIfNeeded, probedStatus, serviceStatus, waitUntilHealthy, type ServiceDefinition, type ServiceStatus, type StandContext } from "../services/index.ts";
-import { nodeServiceSupervisor } from "../services/index.ts";
-import { Supervisor } from "../services/index.ts";
-import type { ServiceRecord } from "../keeper/index.ts";
-import { zookeeperService } from "../services/index.ts";
 
 export function standContext(print: (line: string) => void = (line) => console.log(line)): StandContext {
   const config = loadStandConfig();

@@ -2,12 +2,9 @@
 // failed tasks, called by the page script with JSON. They
 // call RunnerService directly (the same calls the REST API makes), behind the same-origin guard
 // in security.ts; conf is validated again here by the engine against the DAG's params.
-import express from "express";
-import type { Request, Response, Router } from "express";
+import express, { type Request, type Response, type Router } from "express";
 import { z } from "zod";
-import { assertStorableJson } from "../api/index.ts";
-import { ApiProblem } from "../api/index.ts";
-import { dagIdSchema, runIdSchema } from "../api/index.ts";
+import { assertStorableJson, ApiProblem, dagIdSchema, runIdSchema } from "../api/index.ts";
 import type { RunnerService } from "../runner/index.ts";
 import { webPaths } from "./html.ts";
 import { requireSameOriginPage } from "./security.ts";

@@ -1,7 +1,6 @@
 // The page shell (head, navigation, the static script and stylesheet), the pager, and the small
 // formatting helpers every page shares. The page script (browser/web.ts, served as static/web.js) formats the same way.
-import { html, webPaths } from "./html.ts";
-import type { SafeHtml } from "./html.ts";
+import { html, webPaths, type SafeHtml } from "./html.ts";
 
 export interface PageInfo {
   offset: number;

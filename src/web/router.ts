@@ -5,14 +5,11 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
-import type { BuildFailure, BuildResult, Message } from "esbuild";
-import express from "express";
-import type { Request, Response, Router } from "express";
+import { buildSync, type BuildFailure, type BuildResult, type Message } from "esbuild";
+import express, { type Request, type Response, type Router } from "express";
 import type { Logger } from "pino";
 import { z } from "zod";
-import { dagIdSchema, runIdSchema, taskIdSchema, variableKeySchema } from "../api/index.ts";
-import { ApiProblem } from "../api/index.ts";
+import { dagIdSchema, runIdSchema, taskIdSchema, variableKeySchema, ApiProblem } from "../api/index.ts";
 import type { RunnerService } from "../runner/index.ts";
 import { pageActionsRouter } from "./actions.ts";
 import { webPaths } from "./html.ts";

@@ -1,8 +1,7 @@
 // Bar charts drawn on the server as SVG: one bar per day, its series stacked. Geometry goes in
 // attributes (x, y, width, height) and colours in classes (web.css), so the CSP needs no inline
 // style; each bar carries its numbers in data-* attributes and a <title> the browser shows on hover.
-import { html } from "./html.ts";
-import type { SafeHtml } from "./html.ts";
+import { html, type SafeHtml } from "./html.ts";
 
 export interface ChartSeries {
   name: string;

@@ -3,8 +3,7 @@
 // src/server/app.ts hands these declarations to createApp; the page (/ui/world) is built from the
 // same buildWorldView, so the page and this answer cannot disagree.
 import { z } from "zod";
-import { ApiProblem } from "../api/index.ts";
-import { defineRoute, type RouteSpec } from "../api/index.ts";
+import { ApiProblem, defineRoute, type RouteSpec } from "../api/index.ts";
 import type { RunnerService } from "../runner/index.ts";
 import { buildWorldView, worldQuery, type WorldSources, type WorldView } from "./pages/world-view.ts";
 

@@ -8,14 +8,10 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { connectClickHouse, type AccountKey, type StandClickHouse } from "../clickhouse/index.ts";
-import { quoteString } from "../clickhouse/index.ts";
+import { connectClickHouse, type AccountKey, type StandClickHouse, quoteString, querySqlFile, readSqlFile, registeredSqlFiles } from "../clickhouse/index.ts";
 import { loadStandConfig, repoRoot, type StandConfig } from "../config/index.ts";
-import { passportPath } from "../world/index.ts";
-import { loadPassport } from "../world/index.ts";
-import { querySqlFile, readSqlFile, registeredSqlFiles } from "../clickhouse/index.ts";
+import { passportPath, loadPassport, readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "../world/index.ts";
 import { errorMessage } from "../errors.ts";
-import { readOdsRefusedHitsPerDate, readOdsValidHitsPerDate } from "../world/index.ts";
 import { compareDayCounts, compareLatestSnapshot, type CheckResult, type DayCountRows, type Expectations } from "./check-compare.ts";
 
 export type { CheckResult, Expectations } from "./check-compare.ts";

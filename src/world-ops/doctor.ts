@@ -6,9 +6,8 @@
 import type { DagRunResponse } from "../api/index.ts";
 import { ApiResponseError } from "../cli/index.ts";
 import { errorMessage } from "../errors.ts";
-import { describeFindings, safeStandFindings, type Finding } from "../stand/index.ts";
+import { describeFindings, safeStandFindings, type Finding, standUp } from "../stand/index.ts";
 import type { StandContext } from "../services/index.ts";
-import { standUp } from "../stand/index.ts";
 import { WORLD_DAG_IDS } from "../world/index.ts";
 import { apiClient, readWorldPositionText } from "./report.ts";
 

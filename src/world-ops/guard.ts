@@ -13,11 +13,9 @@ import { Command } from "commander";
 import { Kafka, logLevel } from "kafkajs";
 import pg from "pg";
 import { z } from "zod";
-import { connectClickHouse } from "../clickhouse/index.ts";
-import { quoteIdentifier, quoteString } from "../clickhouse/index.ts";
+import { connectClickHouse, quoteIdentifier, quoteString } from "../clickhouse/index.ts";
 import { collectPorts, kafkaBroker, parseStandConfig, postgresUrl, stateDir, type StandConfig } from "../config/index.ts";
-import { APPLICATION_DATABASES } from "../world/index.ts";
-import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/index.ts";
+import { APPLICATION_DATABASES, WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../world/index.ts";
 import { isPortOpen } from "../services/index.ts";
 import { errorMessage } from "../errors.ts";
 

@@ -2,13 +2,10 @@
 // failed and its error, followed down through waiting triggers to the child run that really failed;
 // on success, the world summary (position, rows per layer, schema drift) and the web view's address.
 import type { DagRunResponse, TaskInstanceResponse, VariableResponse } from "../api/index.ts";
-import { ApiResponseError, EXIT, RunnerApiClient } from "../cli/index.ts";
-import { trigger } from "../cli/index.ts";
+import { ApiResponseError, EXIT, RunnerApiClient, trigger } from "../cli/index.ts";
 import { connectClickHouse } from "../clickhouse/index.ts";
 import { apiBaseUrl, loadStandConfig } from "../config/index.ts";
-import { APPLICATION_DATABASES } from "../world/index.ts";
-import type { SchemaStatus } from "../world/index.ts";
-import { WORLD_POSITION_KEY } from "../world/index.ts";
+import { APPLICATION_DATABASES, type SchemaStatus, WORLD_POSITION_KEY } from "../world/index.ts";
 import { coerceError } from "../errors.ts";
 
 export interface FailedTask {

@@ -3,8 +3,7 @@
 // compared with the live one by schema status and by world_initialize on a ready position. A report
 // never says the schema is in sync without having looked at the servers.
 import type pg from "pg";
-import { connectClickHouse } from "../clickhouse/index.ts";
-import { quoteString } from "../clickhouse/index.ts";
+import { connectClickHouse, quoteString } from "../clickhouse/index.ts";
 import { loadStandConfig, type StandConfig } from "../config/index.ts";
 import { APPLICATION_DATABASES } from "./constants.ts";
 

@@ -2,10 +2,8 @@
 // the cluster, the inlined catalog, and server-dependent text, which comes only from the platform
 // layer (src/clickhouse/platform.ts).
 import { readFile } from "node:fs/promises";
-import type { Platform } from "../clickhouse/index.ts";
-import { quoteIdentifier } from "../clickhouse/index.ts";
+import { type Platform, quoteIdentifier, type TemplateValues } from "../clickhouse/index.ts";
 import type { StandConfig } from "../config/index.ts";
-import type { TemplateValues } from "../clickhouse/index.ts";
 import { CATALOG_CSV_PATH } from "./constants.ts";
 import { errorMessage } from "../errors.ts";
 

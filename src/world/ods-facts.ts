@@ -3,11 +3,7 @@
 // step DAGs' wait all count through here, so two readers cannot disagree about what a day holds.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { StandClickHouse } from "../clickhouse/index.ts";
-import { quoteString } from "../clickhouse/index.ts";
-import { registeredSqlFiles } from "../clickhouse/index.ts";
-import { splitSqlStatements } from "../clickhouse/index.ts";
-import { renderTemplate } from "../clickhouse/index.ts";
+import { type StandClickHouse, quoteString, registeredSqlFiles, splitSqlStatements, renderTemplate } from "../clickhouse/index.ts";
 import { repoRoot } from "../config/index.ts";
 
 export const FACTS_DIR = path.join(repoRoot, "sql", "facts");

@@ -2,14 +2,12 @@
 // the ClickHouse platform probed live. `make up` never applies changed DDL; this is where the
 // difference shows, and `make rebuild-storage` is how the world takes it.
 import type pg from "pg";
-import { connectClickHouse } from "../clickhouse/index.ts";
-import { detectPlatform } from "../clickhouse/index.ts";
+import { connectClickHouse, detectPlatform } from "../clickhouse/index.ts";
 import { loadStandConfig } from "../config/index.ts";
 import { PG_ERROR } from "../runner/index.ts";
-import { errorCode } from "../errors.ts";
+import { errorCode, errorMessage } from "../errors.ts";
 import { checkCatalogue, type CatalogueDrift } from "./catalogue.ts";
 import { currentDdlFiles, readWorldBuild, type DdlFileChecksum, type LedgerRow } from "./schema-ledger.ts";
-import { errorMessage } from "../errors.ts";
 
 /** The runner database has no world.schema_ledger table: no runner applied the world's migrations to it. */
 export class SchemaLedgerMissingError extends Error {

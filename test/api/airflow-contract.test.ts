@@ -13,8 +13,7 @@ import { repoRoot } from "../../src/config/stand.ts";
 import { loadDags } from "../../src/server/dag-loader.ts";
 import { silentLogger, useTestRunner } from "../../testkit/runner/runner-db.ts";
 import { airflowTemplate, validatedAnswers } from "../../testkit/runner/airflow-contract.ts";
-import { TEST_LOGIN, TEST_USER, auth, call, problemText, startApi } from "../../testkit/runner/api-app.ts";
-import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { TEST_LOGIN, TEST_USER, auth, call, problemText, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { testDags } from "../../testkit/runner/api-dags.ts";
 
 type TaskPage = { task_instances: TaskInstanceResponse[]; total_entries: number };

@@ -2,8 +2,7 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { useTestRunner } from "../../testkit/runner/runner-db.ts";
-import { auth, call, problemText, startApi } from "../../testkit/runner/api-app.ts";
-import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { auth, call, problemText, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { testDags } from "../../testkit/runner/api-dags.ts";
 
 interface BadCase {

@@ -12,8 +12,7 @@ import { createApp } from "../../src/api/app.ts";
 import { buildOpenApiDocument } from "../../src/api/openapi.ts";
 import type { RunnerService } from "../../src/runner/service.ts";
 import { API_VERSION } from "../../src/api/version.ts";
-import { airflowRestApi, airflowSimpleAuth } from "../../testkit/runner/airflow-contract.ts";
-import type { AirflowDocument } from "../../testkit/runner/airflow-contract.ts";
+import { airflowRestApi, airflowSimpleAuth, type AirflowDocument } from "../../testkit/runner/airflow-contract.ts";
 
 type Schema = Record<string, unknown>;
 interface Doc {

@@ -5,8 +5,7 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
 import { useTestRunner } from "../../testkit/runner/runner-db.ts";
-import { auth, call, startApi } from "../../testkit/runner/api-app.ts";
-import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { auth, call, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { testDags } from "../../testkit/runner/api-dags.ts";
 
 type TaskPage = { task_instances: TaskInstanceResponse[]; total_entries: number };

@@ -5,8 +5,7 @@ import { before, describe, it } from "node:test";
 import type { Express } from "express";
 import type { DagResponse, VariableChangeResponse, VariableResponse } from "../../src/api/schemas.ts";
 import { useTestRunner } from "../../testkit/runner/runner-db.ts";
-import { auth, call, startApi } from "../../testkit/runner/api-app.ts";
-import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { auth, call, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { testDags } from "../../testkit/runner/api-dags.ts";
 
 interface Layer {

@@ -1,19 +1,16 @@
 // The process entry: src/server/main.ts starts the engine and the API from the stand config, serves
 // the DAGs of dags/index.ts, and on SIGTERM answers open waits, stops, and leaves no connection.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
 import { repoRoot, standConfigPath } from "../../src/config/stand.ts";
-import { createTestDatabase } from "../../testkit/runner/runner-db.ts";
-import type { TestDatabase } from "../../testkit/runner/runner-db.ts";
+import { createTestDatabase, type TestDatabase } from "../../testkit/runner/runner-db.ts";
 import { call } from "../../testkit/runner/api-app.ts";
 
 const TOKEN = "server-test-token";

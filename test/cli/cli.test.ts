@@ -3,14 +3,12 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { repoRoot, standConfigPath } from "../../src/config/stand.ts";
-import { TEST_TOKEN, call, startApi } from "../../testkit/runner/api-app.ts";
-import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { TEST_TOKEN, call, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { taskHolds, testDags } from "../../testkit/runner/api-dags.ts";
 import { useTestRunner } from "../../testkit/runner/runner-db.ts";
 

@@ -11,8 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { repoRoot } from "../../src/config/stand.ts";
 import { useTestRunner } from "../../testkit/runner/runner-db.ts";
-import { TEST_USER, startApi } from "../../testkit/runner/api-app.ts";
-import type { ApiHarness } from "../../testkit/runner/api-app.ts";
+import { TEST_USER, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { testDags } from "../../testkit/runner/api-dags.ts";
 
 const run = promisify(execFile);

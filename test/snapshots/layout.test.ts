@@ -2,11 +2,10 @@
 // world's data restored on a canonical stand would be a world whose passport it does not match.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseStandConfig } from "../../src/config/stand.ts";
+import { parseStandConfig, repoRoot } from "../../src/config/stand.ts";
 import { layoutDifferences, standLayout } from "../../src/snapshots/store.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { repoRoot } from "../../src/config/stand.ts";
 
 const userStand = parseStandConfig(readFileSync(path.join(repoRoot, "stand.yaml"), "utf8"), "stand.yaml");
 

@@ -8,8 +8,7 @@ import { before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import type { DagResponse, DagRunResponse } from "../../src/api/schemas.ts";
 import { call } from "../../testkit/runner/api-app.ts";
-import { useWebStand } from "../../testkit/runner/web-app.ts";
-import type { WebStand } from "../../testkit/runner/web-app.ts";
+import { useWebStand, type WebStand } from "../../testkit/runner/web-app.ts";
 
 interface RawAnswer {
   status: number;

@@ -5,8 +5,7 @@
 // can prove each was seen answering.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import type { ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { parse as parseYaml } from "yaml";
 import { repoRoot } from "../../src/config/index.ts";

@@ -9,16 +9,13 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { Logger, runMigrations } from "graphile-worker";
 import { migrate } from "../../src/migrator.ts";
-import { RUNNER_MIGRATIONS } from "../../src/runner/index.ts";
+import { RUNNER_MIGRATIONS, type Dag, type Runner, type RunnerOptions, createRunner, type DagRunRecord } from "../../src/runner/index.ts";
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import pg from "pg";
 import { pino } from "pino";
 import { loadStandConfig, postgresUrl } from "../../src/config/index.ts";
-import type { Dag } from "../../src/runner/index.ts";
-import { type Runner, type RunnerOptions, createRunner } from "../../src/runner/index.ts";
 import { SERVER_MIGRATION_SETS } from "../../src/server/index.ts";
-import type { DagRunRecord } from "../../src/runner/index.ts";
 
 export const silentLogger = pino({ level: "silent" });
 const graphileSilentLogger = new Logger(() => () => undefined);

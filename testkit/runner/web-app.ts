@@ -5,13 +5,10 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { before } from "node:test";
-import { chromium } from "playwright-core";
-import type { BrowserContext, Page } from "playwright-core";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
 import type { Runner } from "../../src/runner/index.ts";
-import { startApi } from "./api-app.ts";
-import type { ApiHarness } from "./api-app.ts";
-import { useTestRunner } from "./runner-db.ts";
-import type { TestDatabase } from "./runner-db.ts";
+import { startApi, type ApiHarness } from "./api-app.ts";
+import { useTestRunner, type TestDatabase } from "./runner-db.ts";
 import { webDags } from "./web-dags.ts";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";

@@ -7,9 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
 import { parseStandConfig, repoRoot, standConfigPath } from "../../src/config/index.ts";
-import { standPaths } from "../../src/services/index.ts";
-import type { StandContext } from "../../src/services/index.ts";
-import { Supervisor } from "../../src/services/index.ts";
+import { standPaths, type StandContext, Supervisor } from "../../src/services/index.ts";
 
 export type RawStandConfig = Record<string, Record<string, unknown>> & { state_dir: string };
 

@@ -1,8 +1,7 @@
 // A database of our own on the test stand's ch1 (admin), for the loader's live tests: created with a
 // random loader_test_ name, dropped after. Never a world database (stg ods dds dm dic).
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
-import { clickhouseNodeConfig } from "../../src/clickhouse/index.ts";
-import { quoteIdentifier } from "../../src/clickhouse/index.ts";
+import { clickhouseNodeConfig, quoteIdentifier } from "../../src/clickhouse/index.ts";
 import { clickhouseHttpUrl, loadStandConfig } from "../../src/config/index.ts";
 import { randomName } from "./live-stand.ts";
 

@@ -11,8 +11,7 @@ import { promisify } from "node:util";
 import { classifyHit } from "../../generator/src/index.ts";
 import { repoRoot } from "../../src/config/index.ts";
 import { standWorldSize } from "../../src/world/index.ts";
-import { runDdsTransform, runDmTransform } from "../../tasks/index.ts";
-import { parseOrdersBatch } from "../../tasks/index.ts";
+import { runDdsTransform, runDmTransform, parseOrdersBatch } from "../../tasks/index.ts";
 import { adminSession, quietIo, rebuildWorldWithoutIngest } from "./etl-world.ts";
 
 const run = promisify(execFile);

@@ -3,8 +3,7 @@
 // (tasks/ddl.ts) — all but the hits ingest (90-*), whose Kafka reader would pour whatever the
 // shared `hits` topic holds into ODS. The tests then insert their own small fixture directly.
 // Callers hold the world lock (testkit/stand/world-lock.ts).
-import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/index.ts";
-import { quoteIdentifier } from "../../src/clickhouse/index.ts";
+import { connectClickHouse, type StandClickHouse, quoteIdentifier } from "../../src/clickhouse/index.ts";
 import { loadStandConfig } from "../../src/config/index.ts";
 import { APPLICATION_DATABASES } from "../../src/world/index.ts";
 import { applyDdlFile, listDdlFiles } from "../../tasks/index.ts";

@@ -3,9 +3,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "../../src/config/index.ts";
-import { World, generateDay, type DayHits } from "../../generator/src/index.ts";
-import type { Passport } from "../../generator/src/index.ts";
-import { DEFAULT_SEED, WORLD_STARTING_DAYS, inventoryPath, type WorldSize } from "../../generator/src/index.ts";
+import { World, generateDay, type DayHits, type Passport, DEFAULT_SEED, WORLD_STARTING_DAYS, inventoryPath, type WorldSize } from "../../generator/src/index.ts";
 
 /** The passport of a world size as written on disk (canonical unless said). */
 export function readPassport(size: WorldSize = "canonical"): Passport {

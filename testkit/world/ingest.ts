@@ -4,8 +4,7 @@
 // world_recreate ask it.
 import pg from "pg";
 import { loadStandConfig, postgresUrl } from "../../src/config/index.ts";
-import { setIngest, type IngestDesire } from "../../src/loader/index.ts";
-import { LOADER_MIGRATIONS } from "../../src/loader/index.ts";
+import { setIngest, type IngestDesire, LOADER_MIGRATIONS } from "../../src/loader/index.ts";
 import { migrate } from "../../src/migrator.ts";
 import type { TaskIo } from "../../src/world/index.ts";
 

@@ -4,12 +4,10 @@
 // the dead letters; the loader's /metrics and /health.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Admin } from "kafkajs";
-import { World, generateDay } from "../../generator/src/index.ts";
-import { DEFAULT_SEED } from "../../generator/src/index.ts";
+import { World, generateDay, DEFAULT_SEED } from "../../generator/src/index.ts";
 import type { StandConfig } from "../../src/config/index.ts";
 import { loaderBaseUrl, loaderHealth } from "../../src/services/index.ts";
-import { HITS_CONSUMER_GROUP, HITS_TOPIC } from "../../src/world/index.ts";
-import { standWorldSize } from "../../src/world/index.ts";
+import { HITS_CONSUMER_GROUP, HITS_TOPIC, standWorldSize } from "../../src/world/index.ts";
 import { groupProgress, topicEndOffsets } from "../../src/loader/index.ts";
 import { withClickHouse } from "./rest-world.ts";
 import { kafkaClient } from "../stand/live-stand.ts";

@@ -11,13 +11,9 @@ import type pg from "pg";
 import { apiBaseUrl, loadStandConfig, repoRoot } from "../../src/config/index.ts";
 import { ensureRunner, runnerPid, stopRunner } from "../../src/services/index.ts";
 import { standContext } from "../../src/stand/index.ts";
-import { withRunnerDb as withLedgerDb } from "../../src/world/index.ts";
-import { WORLD_POSITION_KEY } from "../../src/world/index.ts";
-import { deleteConsumerGroups } from "../../tasks/index.ts";
+import { withRunnerDb as withLedgerDb, WORLD_POSITION_KEY } from "../../src/world/index.ts";
+import { deleteConsumerGroups, dropApplicationDatabases, withKafkaAdmin, deleteTopics } from "../../tasks/index.ts";
 import { setTestIngest } from "./ingest.ts";
-import { dropApplicationDatabases } from "../../tasks/index.ts";
-import { withKafkaAdmin } from "../../tasks/index.ts";
-import { deleteTopics } from "../../tasks/index.ts";
 
 const enc = encodeURIComponent;
 const quiet = () => undefined;

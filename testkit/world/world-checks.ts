@@ -4,9 +4,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { repoRoot } from "../../src/config/index.ts";
-import { layerCounts } from "../../src/world-ops/index.ts";
+import { layerCounts, loadExpectations, runClickHouseChecks } from "../../src/world-ops/index.ts";
 import type { Passport } from "../../src/world/index.ts";
-import { loadExpectations, runClickHouseChecks } from "../../src/world-ops/index.ts";
 import { ledgerRowCount, odsByDate, positionHistory, readPositionText, withClickHouse, withRunnerDb, type CommandResult } from "./rest-world.ts";
 
 /** ODS holds exactly the passport: its dates, its valid events per date (deduplicated), its refused hits. */

@@ -2,11 +2,9 @@
 // apart (a restore against the save): the world guard's reading (position, rows of every table read
 // merged, topic end offsets, committed group offsets) plus, per table and node, a checksum of every
 // column of every row read merged (FINAL where merges fold rows), and check-clickhouse's results.
-import { connectClickHouse } from "../../src/clickhouse/index.ts";
-import { quoteIdentifier, quoteString } from "../../src/clickhouse/index.ts";
+import { connectClickHouse, quoteIdentifier, quoteString } from "../../src/clickhouse/index.ts";
 import type { StandConfig } from "../../src/config/index.ts";
-import { FOLDING_ENGINE, listWorldTables, takeWorldSnapshot, diffSnapshots, type WorldSnapshot } from "../../src/world-ops/index.ts";
-import { loadExpectations, runClickHouseChecks } from "../../src/world-ops/index.ts";
+import { FOLDING_ENGINE, listWorldTables, takeWorldSnapshot, diffSnapshots, type WorldSnapshot, loadExpectations, runClickHouseChecks } from "../../src/world-ops/index.ts";
 
 export interface ExactWorld {
   guard: WorldSnapshot;

@@ -5,13 +5,11 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { repoRoot } from "../../config/index.ts";
 import { errorCode } from "../../errors.ts";
-import { RUN_STATES } from "../../runner/index.ts";
-import type { DagSummary } from "../../runner/index.ts";
+import { RUN_STATES, type DagSummary } from "../../runner/index.ts";
 import { API_VERSION } from "../version.ts";
 import type { ApiContext } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
 import {
   dagIdSchema,
   dagSourceQuery,

@@ -1,10 +1,7 @@
 // DAG runs: trigger, list, get, mark failed/success (PATCH), and wait for a run to finish.
-import type { ApiContext } from "../context.ts";
-import { callerOf } from "../context.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
-import type { RunConf } from "../../runner/index.ts";
-import { TERMINAL_RUN_STATES } from "../../runner/index.ts";
+import { type ApiContext, callerOf } from "../context.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
+import { type RunConf, TERMINAL_RUN_STATES } from "../../runner/index.ts";
 import { ApiProblem } from "../problem.ts";
 import {
   dagPathParams,

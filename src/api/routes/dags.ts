@@ -1,8 +1,7 @@
 // GET /api/v2/dags, GET and PATCH /api/v2/dags/{dag_id}, GET .../details: the DAGs the runner knows,
 // and pausing.
 import type { ApiContext } from "../context.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
 import { dagCollection, dagDetailsResponse, dagPatchBody, dagPatchQuery, dagPathParams, dagResponse, listDagsQuery } from "../schemas.ts";
 import { serializeDag, serializeDagDetails } from "../serialize.ts";
 

@@ -4,8 +4,7 @@
 // wrong passwords for a name or from an address are 429 with Retry-After (src/api/login-throttle.ts).
 import type { ApiContext } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
 import { loginBody, loginResponse } from "../schemas.ts";
 
 export function loginRoutes({ auth, loginThrottle }: ApiContext): RouteSpec[] {

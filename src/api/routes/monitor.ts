@@ -1,7 +1,6 @@
 // Health (Airflow's shape), Prometheus metrics, and the OpenAPI document of this API.
 import type { ApiContext } from "../context.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
 import { healthResponse } from "../schemas.ts";
 
 export function monitorRoutes({ runner, metricsRegistry }: ApiContext, openApiDocument: () => unknown): RouteSpec[] {

@@ -1,11 +1,9 @@
 // Task instances of a run: list, get, mark (PATCH new_state / note), clear so they run again, and the
 // log of each try, read on with Airflow's continuation token while the try is still running.
 import { z } from "zod";
-import type { ApiContext } from "../context.ts";
-import { callerOf } from "../context.ts";
+import { type ApiContext, callerOf } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
 import {
   clearTaskInstancesBody,
   dagPathParams,

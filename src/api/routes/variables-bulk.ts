@@ -2,14 +2,10 @@
 // each answers the keys it changed and its errors. As in Airflow, an action whose
 // action_on_existence / action_on_non_existence is "fail" and that meets such a key changes nothing
 // and reports one error (409 for existing keys, 404 for missing ones).
-import type { RunnerService } from "../../runner/index.ts";
-import { VariableNotFoundError } from "../../runner/index.ts";
-import type { ApiContext } from "../context.ts";
-import { callerOf } from "../context.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
-import { bulkResponse, bulkVariablesBody } from "../schemas.ts";
-import type { BulkResponse, BulkVariablesBody } from "../schemas.ts";
+import { type RunnerService, VariableNotFoundError } from "../../runner/index.ts";
+import { type ApiContext, callerOf } from "../context.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
+import { bulkResponse, bulkVariablesBody, type BulkResponse, type BulkVariablesBody } from "../schemas.ts";
 
 type BulkAction = BulkVariablesBody["actions"][number];
 type ActionResult = { success: string[]; errors: { error: string; status_code: number }[] };

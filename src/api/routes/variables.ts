@@ -1,9 +1,7 @@
 // Variables: Airflow's CRUD routes plus /history (every change: who, when, which run).
-import type { ApiContext } from "../context.ts";
-import { callerOf } from "../context.ts";
+import { type ApiContext, callerOf } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
-import { defineRoute } from "../route.ts";
-import type { RouteSpec } from "../route.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
 import { VariableNotFoundError } from "../../runner/index.ts";
 import {
   pageQuery,

@@ -2,8 +2,7 @@
 // form whose conf editor is checked against the DAG's params JSON Schema in the page (browser/
 // conf-check.ts) and again by the server when the run is created.
 import type { DagSummary, JsonValue } from "../../runner/index.ts";
-import { html, webPaths } from "../html.ts";
-import type { SafeHtml } from "../html.ts";
+import { html, webPaths, type SafeHtml } from "../html.ts";
 
 export interface DagControlsView {
   dagId: string;

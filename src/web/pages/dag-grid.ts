@@ -1,15 +1,10 @@
 // A DAG's page: its controls and a grid of runs (columns, oldest left) by tasks (rows), each cell
 // coloured by the task instance's state and linking to that task in the run page. Paged by runs.
-import type { RunnerService } from "../../runner/index.ts";
-import type { DagRunRecord, TaskInstanceRecord, TaskState } from "../../runner/index.ts";
-import { dataPathOf, html, webPaths } from "../html.ts";
-import type { SafeHtml } from "../html.ts";
-import { renderPager, renderPage } from "../layout.ts";
-import type { PageInfo } from "../layout.ts";
-import { dagControlsView, renderPauseSwitch, renderTriggerForm } from "./dag-controls.ts";
-import type { DagControlsView } from "./dag-controls.ts";
-import { isActiveRunState, runSquareView } from "./dag-list.ts";
-import type { RunSquareView } from "./dag-list.ts";
+import type { RunnerService, DagRunRecord, TaskInstanceRecord, TaskState } from "../../runner/index.ts";
+import { dataPathOf, html, webPaths, type SafeHtml } from "../html.ts";
+import { renderPager, renderPage, type PageInfo } from "../layout.ts";
+import { dagControlsView, renderPauseSwitch, renderTriggerForm, type DagControlsView } from "./dag-controls.ts";
+import { isActiveRunState, runSquareView, type RunSquareView } from "./dag-list.ts";
 
 export const GRID_RUNS_PER_PAGE = 25;
 

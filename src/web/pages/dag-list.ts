@@ -1,14 +1,9 @@
 // The DAG list: one row per DAG with its last runs as coloured squares, its pause switch and a
 // trigger form. DAGs are paged; each DAG's recent runs are one indexed query (limit RECENT_RUNS).
-import type { RunnerService } from "../../runner/index.ts";
-import type { DagRunRecord, RunState } from "../../runner/index.ts";
-import { TERMINAL_RUN_STATES } from "../../runner/index.ts";
-import { dataPathOf, html, webPaths } from "../html.ts";
-import type { SafeHtml } from "../html.ts";
-import { countOf, formatTime, renderPager, renderPage } from "../layout.ts";
-import type { PageInfo } from "../layout.ts";
-import { dagControlsView, renderPauseSwitch, renderTriggerForm } from "./dag-controls.ts";
-import type { DagControlsView } from "./dag-controls.ts";
+import { type RunnerService, type DagRunRecord, type RunState, TERMINAL_RUN_STATES } from "../../runner/index.ts";
+import { dataPathOf, html, webPaths, type SafeHtml } from "../html.ts";
+import { countOf, formatTime, renderPager, renderPage, type PageInfo } from "../layout.ts";
+import { dagControlsView, renderPauseSwitch, renderTriggerForm, type DagControlsView } from "./dag-controls.ts";
 
 export const RECENT_RUNS = 10;
 export const DAGS_PER_PAGE = 25;

@@ -1,7 +1,6 @@
 // The run page as HTML: header (state, conf, parent link), the task table with duration bars on
 // the run's time axis (SVG, so no inline styles are needed under the CSP), and the selected log.
-import { dataPathOf, html, webPaths } from "../html.ts";
-import type { SafeHtml } from "../html.ts";
+import { dataPathOf, html, webPaths, type SafeHtml } from "../html.ts";
 import { formatTime, renderPage, renderPager, stateBadge } from "../layout.ts";
 import type { LogView, RunHeaderView, RunView, TaskRowView, TimeAxisView } from "./run-view.ts";
 

@@ -1,13 +1,9 @@
 // The run page's data: the run (with its parent when a waiting trigger created it), its tasks
 // with bars on one time axis shared by the whole run, each waiting trigger's child run, and the
 // log of the selected task's selected try, paged by lines.
-import { TaskInstanceNotFoundError } from "../../runner/index.ts";
-import type { RunnerService } from "../../runner/index.ts";
-import type { DagRunRecord, RunState, TaskInstanceRecord, TaskState } from "../../runner/index.ts";
-import { TERMINAL_TASK_STATES } from "../../runner/index.ts";
+import { TaskInstanceNotFoundError, type RunnerService, type DagRunRecord, type RunState, type TaskInstanceRecord, type TaskState, TERMINAL_TASK_STATES } from "../../runner/index.ts";
 import { webPaths } from "../html.ts";
-import { formatDuration } from "../layout.ts";
-import type { PageInfo } from "../layout.ts";
+import { formatDuration, type PageInfo } from "../layout.ts";
 import { isActiveRunState } from "./dag-list.ts";
 
 export const LOG_LINES_PER_PAGE = 1000;

@@ -3,8 +3,7 @@
 // cannot disagree. The answer's shape is not fixed here: arrays of records become tables, other
 // values a key/value list or JSON text.
 import { ApiProblem } from "../../api/index.ts";
-import { html } from "../html.ts";
-import type { SafeHtml } from "../html.ts";
+import { html, type SafeHtml } from "../html.ts";
 import { renderPage } from "../layout.ts";
 
 export const SCHEMA_ROUTE = "/api/v2/system/schema";

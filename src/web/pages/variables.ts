@@ -1,11 +1,8 @@
 // Variables: a paged list with each variable's latest changes (who, when, which run), and one page
 // per key with its whole change history, paged.
-import type { RunnerService } from "../../runner/index.ts";
-import type { VariableChange } from "../../runner/index.ts";
-import { html, webPaths } from "../html.ts";
-import type { SafeHtml } from "../html.ts";
-import { countOf, formatTime, renderPage, renderPager } from "../layout.ts";
-import type { PageInfo } from "../layout.ts";
+import type { RunnerService, VariableChange } from "../../runner/index.ts";
+import { html, webPaths, type SafeHtml } from "../html.ts";
+import { countOf, formatTime, renderPage, renderPager, type PageInfo } from "../layout.ts";
 
 export const VARIABLES_PER_PAGE = 25;
 export const CHANGES_IN_LIST = 5;

@@ -6,8 +6,7 @@
 import type { DailySeries, DqCheckResult, DqResults } from "../world-summary.ts";
 import type { PartitionOffsets } from "../kafka-lag.ts";
 import type { MetricsHistoryView } from "../metrics-history.ts";
-import { html, webPaths } from "../html.ts";
-import type { SafeHtml } from "../html.ts";
+import { html, webPaths, type SafeHtml } from "../html.ts";
 import { formatTime, renderPage } from "../layout.ts";
 import { chartLegend, stackedBarChart } from "../svg-chart.ts";
 import { WORLD_DAYS_DEFAULT, type Part, type PositionChangeView, type ServiceView, type SnapshotsView, type WorldSchemaView, type WorldView } from "./world-view.ts";

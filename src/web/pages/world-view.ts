@@ -5,10 +5,8 @@
 // as such, the page never fails for it.
 import type { SnapshotSummary } from "../../snapshots/index.ts";
 import { z } from "zod";
-import { DagNotFoundError, VariableNotFoundError } from "../../runner/index.ts";
+import { DagNotFoundError, VariableNotFoundError, type RunnerService, type VariableChange } from "../../runner/index.ts";
 import { coerceError } from "../../errors.ts";
-import type { RunnerService } from "../../runner/index.ts";
-import type { VariableChange } from "../../runner/index.ts";
 import type { PartitionOffsets } from "../kafka-lag.ts";
 import type { MetricsHistoryView } from "../metrics-history.ts";
 import { WORLD_DAG_IDS, WORLD_POSITION_KEY } from "../../world/index.ts";
