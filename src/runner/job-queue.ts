@@ -187,6 +187,20 @@ export class JobQueue {
       poolIds.add(workerPool.id);
       engine.graphileWorkerIds.add(workerPool.id);
     });
+    // graphile sends LISTEN "jobs:insert" just after this event, on the same connection; a job added
+    // between a worker's last empty fetch and that LISTEN would wait for the next poll (pollInterval,
+    // 10 s): at start, and after every reconnect (a Postgres restart). A query queued behind LISTEN
+    // returns once it holds; then every worker looks once, so such a job is found at once.
+    events.on("pool:listen:success", ({ workerPool, client }) => {
+      setImmediate(() => {
+        client
+          .query("select 1")
+          .then(() => {
+            if (workerPool._active && !workerPool._shuttingDown) workerPool.nudge(options.concurrency);
+          })
+          .catch((err: unknown) => engine.logger.debug({ err }, "job queue: the LISTEN connection failed before its first look; graphile connects again"));
+      });
+    });
     return runGraphile({
       pgPool: this.pool,
       events,
