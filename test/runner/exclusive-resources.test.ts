@@ -80,15 +80,15 @@ describe("exclusive resources", () => {
     holderGate.open();
     const done = await engine.runner.waitForRun("contender", contender.runId, { timeoutMs: 10_000 });
     const held = await engine.runner.getRun("holder", holder.runId);
-    // a red here says which side stalled: the holder not ended (its task never picked up), or the
-    // contender not started when the holder released the resource
-    const tasks = async (dagId: string, runId: string) =>
-      (await engine.runner.listTaskInstances(dagId, runId)).map((t) => `${t.taskId}=${t.state}`).join(",");
-    assert.equal(
-      done.state,
-      "success",
-      `contender ${done.state} (waiting for ${done.waitingFor ?? "nothing"}; tasks ${await tasks("contender", contender.runId)}); holder ${held.state} ended ${held.endDate?.toISOString() ?? "never"} (tasks ${await tasks("holder", holder.runId)})`,
-    );
+    if (done.state !== "success") {
+      // say which side stalled: the holder not ended (its task never picked up), or the contender
+      // not started when the holder released the resource
+      const tasks = async (dagId: string, runId: string) =>
+        (await engine.runner.listTaskInstances(dagId, runId)).map((t) => `${t.taskId}=${t.state}`).join(",");
+      assert.fail(
+        `contender ${done.state}, expected success (waiting for ${done.waitingFor ?? "nothing"}; tasks ${await tasks("contender", contender.runId)}); holder ${held.state} ended ${held.endDate?.toISOString() ?? "never"} (tasks ${await tasks("holder", holder.runId)})`,
+      );
+    }
     assert.equal(done.waitingFor, null, "a started run no longer says it waits");
     assert.ok(done.startDate && held.endDate && done.startDate >= held.endDate, "the contender started only after the holder ended");
   });
