@@ -12,7 +12,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
-import { apiBaseUrl } from "../../src/config/stand.ts";
+import pg from "pg";
+import { apiBaseUrl, postgresUrl } from "../../src/config/stand.ts";
 import { RunnerApiClient } from "../../src/cli/client.ts";
 import { ensureKeeper, readKeeperView, stopKeeper } from "../../src/keeper/keeper-service.ts";
 import { nodeServicePaths } from "../../src/services/node-service.ts";
@@ -37,6 +38,36 @@ const runPath = (runId: string): string => `api/v2/dags/${DAG}/dagRuns/${encodeU
 async function tasksOn(client: RunnerApiClient, runId: string): Promise<Map<string, TaskInstanceResponse>> {
   const page = await client.request<{ task_instances: TaskInstanceResponse[] }>("GET", `${runPath(runId)}/taskInstances`);
   return new Map(page.task_instances.map((ti) => [ti.task_id, ti]));
+}
+
+/** One row of the runner's metadata, read on the test stand's runner database. */
+async function runnerRow<T extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<T | undefined> {
+  const client = new pg.Client({ connectionString: postgresUrl(ctx.config.postgres.runner_database, ctx.config) });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows[0];
+  } finally {
+    await client.end();
+  }
+}
+
+const TASK_OF_RUN = "from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk where r.run_id = $1 and ti.task_id = $2";
+
+/** kill -9 of the runner that holds runId's task; answers the lease it last renewed (every lease/3,
+ * so it ends 2/3 to 3/3 of a lease after the kill): the moment a takeover may start from. */
+async function killHolder(pid: number, runId: string, taskId: string): Promise<Date> {
+  process.kill(pid, "SIGKILL");
+  const row = await runnerRow<{ lease_expires_at: Date | null }>(`select ti.lease_expires_at ${TASK_OF_RUN}`, [runId, taskId]);
+  const leaseEnd = row?.lease_expires_at ?? undefined;
+  assert.ok(leaseEnd !== undefined, `${taskId}'s try holds a lease when its runner is killed`);
+  return leaseEnd;
+}
+
+/** The takeover's try (the second) started after the lease its dead holder last renewed, not before. */
+async function assertTakenOverAfterLease(runId: string, taskId: string, leaseEnd: Date | undefined): Promise<void> {
+  const second = await runnerRow<{ start_date: Date }>(`select tt.start_date from runner.task_tries tt where tt.try_number = 2 and tt.ti_id = (select ti.id ${TASK_OF_RUN})`, [runId, taskId]);
+  assert.ok(second !== undefined && leaseEnd !== undefined, `${taskId} has a second try and its first a lease`);
+  assert.ok(second.start_date >= leaseEnd, `${taskId} taken over after the lease ended (${leaseEnd.toISOString()}), not before: the second try started ${second.start_date.toISOString()}`);
 }
 
 describe("a pool of two runners: the test stand's and a second host's (test stand)", () => {
@@ -89,23 +120,21 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     assert.ok(pause !== undefined);
     const triggered = await api.request<DagRunResponse>("POST", `api/v2/dags/${DAG}/dagRuns`, { body: { conf: { name: "takeover" } } });
     let holder: number | undefined;
-    let killedAt = 0;
+    let leaseEnd: Date | undefined;
     try {
       await pauseReached(pause);
       await ensureRunner(host2); // the other runner of the pool, ready before the holder dies
       await ensureKeeper(ctx);
       holder = runnerPid(ctx);
       assert.ok(holder !== undefined, "the test stand's runner holds the try");
-      killedAt = Date.now();
-      process.kill(holder, "SIGKILL");
+      leaseEnd = await killHolder(holder, triggered.dag_run_id, "farewell");
     } finally {
       await releasePause(pause); // the dead try never goes on; the takeover's try passes the released point
     }
     const ended = await api2.request<DagRunResponse>("GET", `${runPath(triggered.dag_run_id)}/wait`, { query: { timeout: 120 }, timeoutMs: 150_000 });
     const tasks = await tasksOn(api2, triggered.dag_run_id);
     assert.equal(ended.state, "success", `the run ended ${ended.state} on the second host: ${[...tasks.values()].map((t) => `${t.task_id} ${t.state} try ${t.try_number}`).join(", ")}`);
-    const seconds = (Date.now() - killedAt) / 1000;
-    assert.ok(seconds >= ctx.config.runner.lease_seconds - 1, `taken over after the lease (${ctx.config.runner.lease_seconds} s), not before: ${seconds.toFixed(1)} s`);
+    await assertTakenOverAfterLease(triggered.dag_run_id, "farewell", leaseEnd);
     const farewell = tasks.get("farewell");
     assert.equal(farewell?.state, "success");
     assert.equal(farewell?.try_number, 2, "farewell's second try, run by the second host after the takeover");
@@ -170,15 +199,14 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     assert.ok(pause !== undefined);
     const triggered = await api.request<DagRunResponse>("POST", "api/v2/dags/world_next_day/dagRuns", { body: { conf: { days: 1 } } });
     let holder: number | undefined;
-    let killedAt = 0;
+    let leaseEnd: Date | undefined;
     try {
       await pauseReached(pause); // the day is played into Kafka; the try that waits for it is held
       await ensureRunner(host2);
       await ensureKeeper(ctx); // brings the killed runner back meanwhile; it does not decide who takes the task
       holder = runnerPid(ctx);
       assert.ok(holder !== undefined);
-      killedAt = Date.now();
-      process.kill(holder, "SIGKILL");
+      leaseEnd = await killHolder(holder, triggered.dag_run_id, "wait_for_hits");
     } finally {
       await releasePause(pause);
     }
@@ -189,8 +217,7 @@ describe("a pool of two runners: the test stand's and a second host's (test stan
     assert.equal(ended.state, "success", `world_next_day ended ${ended.state}: ${tries}`);
     const waitForHits = page.task_instances.find((t) => t.task_id === "wait_for_hits");
     assert.equal(waitForHits?.try_number, 2, `wait_for_hits's second try ran the takeover: ${tries}`);
-    const seconds = (Date.now() - killedAt) / 1000;
-    assert.ok(seconds >= ctx.config.runner.lease_seconds - 1, `taken over after the lease (${ctx.config.runner.lease_seconds} s), not before: ${seconds.toFixed(1)} s`);
+    await assertTakenOverAfterLease(triggered.dag_run_id, "wait_for_hits", leaseEnd);
     assert.equal(await readPositionText(), String(position + 1), "the position advanced by exactly one day");
     assert.equal(await scalar(`SELECT count() AS n FROM ods.event_dist FINAL WHERE EventDate = '${expected.date}'`), expected.valid, `ODS holds every valid hit of ${expected.date}`);
     assert.equal(await scalar(`SELECT uniqExact(WatchID) AS n FROM ods.event_dist WHERE EventDate = '${expected.date}'`), expected.valid, "no hit lost or doubled");
