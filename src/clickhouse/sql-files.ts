@@ -70,14 +70,20 @@ export async function readSqlFile(filePath: string, step: string): Promise<SqlFi
   return { name, text, statements: splitSqlStatements(text) };
 }
 
-/** A fragment file (an expression, not a statement) without its leading comment lines. */
-export async function readSqlFragment(filePath: string, step: string): Promise<string> {
+/** A file's SQL without its `--` comment lines, trimmed: the part another file takes in. */
+export async function readSqlBody(filePath: string, step: string): Promise<{ name: string; body: string }> {
   const { text, name } = await readSqlFile(filePath, step);
   const body = text
     .split("\n")
     .filter((line) => !/^\s*--/.test(line))
     .join("\n")
     .trim();
+  return { name, body };
+}
+
+/** A fragment file (an expression, not a statement) without its leading comment lines. */
+export async function readSqlFragment(filePath: string, step: string): Promise<string> {
+  const { name, body } = await readSqlBody(filePath, step);
   if (body === "" || body.includes(";")) throw new SqlFileError(step, `${name} must hold exactly one SQL expression`);
   return `(${body})`;
 }
