@@ -10,18 +10,11 @@ import { ClickHouseStatementError } from "./errors.ts";
 import { splitSqlStatements, type SqlStatement } from "./sql-statements.ts";
 import { SqlTemplateError, renderTemplate, type TemplateValues } from "./sql-template.ts";
 import { repoRoot } from "../config/index.ts";
-import { errorMessage } from "../errors.ts";
+import { StepError, errorMessage } from "../errors.ts";
 
 /** A SQL file could not be read, rendered or run; `step` names the task that was running it. */
-export class SqlFileError extends Error {
-  constructor(
-    readonly step: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${step}: ${message}`, options);
-    this.name = "SqlFileError";
-  }
+export class SqlFileError extends StepError {
+  override name = "SqlFileError";
 }
 
 function throwIfCancelled(signal: AbortSignal, step: string): void {
