@@ -4,11 +4,11 @@
 // each snapshot holds of its own and shares with the live data. Figures are the DAG runs' own start
 // and end (REST), so the CLI's polling is not counted. Run on the test stand only:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/snapshot-bench.ts
-import { standConfigPath } from "../src/config/index.ts";
 import { SnapshotStore, mib, snapshotDisk } from "../src/snapshots/index.ts";
 import { standContext } from "../src/stand/index.ts";
-import { describeRun, readPositionText, runDag, taskInstances, useRunnerService, type FinishedRun, takeWorldLock } from "../testkit/index.ts";
+import { describeRun, readPositionText, runDag, taskInstances, type FinishedRun } from "../testkit/index.ts";
 import { machineLine, printTable, ratio, seconds } from "./bench-report.ts";
+import { requireTestStand, withWorldLockAndRunner } from "./bench-world.ts";
 
 const ctx = standContext(() => undefined);
 const store = new SnapshotStore(ctx.config, ctx.paths);
@@ -42,10 +42,8 @@ async function saveAndRestore(name: string): Promise<{ position: string; save: F
 }
 
 async function main(): Promise<void> {
-  if (!/stand\.test\.yaml$/.test(standConfigPath())) throw new Error(`the snapshot bench rebuilds the world: test stand only (STAND_CONFIG=test/stand.test.yaml), not ${standConfigPath()}`);
-  const lock = await takeWorldLock();
-  const stopRunner = await useRunnerService();
-  try {
+  requireTestStand("the snapshot bench rebuilds the world");
+  await withWorldLockAndRunner(async () => {
     console.log("snapshot bench: baseline first, make rebuild-storage (world_recreate) on the test stand");
     const rebuild = await timed("world_recreate", {});
     const eight = await saveAndRestore("bench-8-days");
@@ -72,10 +70,7 @@ async function main(): Promise<void> {
     );
     store.remove("bench-8-days");
     store.remove("bench-30-days");
-  } finally {
-    await stopRunner();
-    await lock.release();
-  }
+  });
 }
 
 await main();

@@ -13,7 +13,8 @@ import { createStandApp } from "../src/server/index.ts";
 import { defineDag, type Dag, createRunner } from "../src/runner/index.ts";
 import { standConfigPath } from "../src/config/index.ts";
 import { withBenchDatabase } from "./bench-database.ts";
-import { benchWorldPage, isTestStand } from "./world-bench.ts";
+import { isTestStand } from "./bench-world.ts";
+import { benchWorldPage } from "./world-bench.ts";
 
 const TOTAL_RUNS = 10_000;
 const DAG_COUNT = 10;

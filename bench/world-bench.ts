@@ -6,7 +6,8 @@
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-bench.ts
 // (make bench runs it after the web bench, through scripts/test-stand.sh).
 import { apiBaseUrl, standConfigPath } from "../src/config/index.ts";
-import { describeRun, readPositionText, runDag, useRunnerService, withClickHouse, takeWorldLock } from "../testkit/index.ts";
+import { describeRun, readPositionText, runDag, withClickHouse } from "../testkit/index.ts";
+import { isTestStand, withWorldLockAndRunner } from "./bench-world.ts";
 
 const PLAYED_DAYS = 30;
 const STEP_DAYS = 7;
@@ -48,15 +49,9 @@ async function ensurePlayedDays(): Promise<number> {
   }
 }
 
-export function isTestStand(): boolean {
-  return /stand\.test\.yaml$/.test(standConfigPath());
-}
-
 export async function benchWorldPage(): Promise<void> {
   if (!isTestStand()) throw new Error(`the world bench runs on the test stand only (STAND_CONFIG=test/stand.test.yaml), not ${standConfigPath()}`);
-  const lock = await takeWorldLock();
-  const stopRunner = await useRunnerService();
-  try {
+  await withWorldLockAndRunner(async () => {
     const position = await ensurePlayedDays();
     const base = apiBaseUrl();
     const pages: [string, string, boolean][] = [
@@ -85,10 +80,7 @@ export async function benchWorldPage(): Promise<void> {
       console.log(row.map((cell, k) => cell.padEnd(widths[k] ?? 0)).join("  "));
       if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
     });
-  } finally {
-    await stopRunner();
-    await lock.release();
-  }
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchWorldPage();

@@ -8,9 +8,9 @@
 // Leaves the test stand's world built (as make up would). Run on the test stand only:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/world-init-bench.ts
 import type { DagRunResponse, TaskInstanceResponse } from "../src/api/index.ts";
-import { standConfigPath } from "../src/config/index.ts";
-import { api, describeRun, emptyWorld, taskInstances, triggerRun, useRunnerService, type FinishedRun, takeWorldLock } from "../testkit/index.ts";
+import { api, describeRun, emptyWorld, taskInstances, triggerRun, type FinishedRun } from "../testkit/index.ts";
 import { machineLine, printTable, seconds } from "./bench-report.ts";
+import { requireTestStand, withWorldLockAndRunner } from "./bench-world.ts";
 
 const DAG_ID = "world_initialize";
 const TARGET_SECONDS = 15;
@@ -61,10 +61,8 @@ async function taskRows(runStart: number, tasks: ReadonlyMap<string, TaskInstanc
 }
 
 async function main(): Promise<void> {
-  if (!/stand\.test\.yaml$/.test(standConfigPath())) throw new Error(`the world_initialize bench empties the world: test stand only (STAND_CONFIG=test/stand.test.yaml), not ${standConfigPath()}`);
-  const lock = await takeWorldLock();
-  const stopRunner = await useRunnerService();
-  try {
+  requireTestStand("the world_initialize bench empties the world");
+  await withWorldLockAndRunner(async () => {
     console.log("world_initialize bench: emptying the test stand's world (loader stopped, databases, groups, topics, position)");
     await emptyWorld();
     const triggeredAt = performance.now();
@@ -85,10 +83,7 @@ async function main(): Promise<void> {
     );
     printTable(`world_initialize ${run.dag_run_id}: tasks in start order (seconds from the run's start; waiting triggers' child runs indented)`, ["task", "state", "try", "start s", "end s", "duration s"], await taskRows(runStart, tasks));
     console.log(machineLine());
-  } finally {
-    await stopRunner();
-    await lock.release();
-  }
+  });
 }
 
 await main();

@@ -1,6 +1,18 @@
 // Anything thrown, as an Error: every room reads errors through these, never with a cast
 // (`(err as Error)` is refused by eslint), and decides by a code, never by the message text.
 
+/** A failure inside a named step (a DAG task, e.g. "createTopics"): the message starts with the step. */
+export class StepError extends Error {
+  // declared before name, so an error's own keys stay in the order step, name
+  readonly step: string;
+  override name = "StepError";
+
+  constructor(step: string, message: string, options?: { cause?: unknown }) {
+    super(`${step}: ${message}`, options);
+    this.step = step;
+  }
+}
+
 /** Turns anything thrown into an Error, keeping the original as `cause`. */
 export function coerceError(value: unknown): Error {
   if (value instanceof Error) return value;

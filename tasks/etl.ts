@@ -11,7 +11,7 @@
 // runs, processes and reruns of a failed run (see nextRunVersion).
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse, detectPlatform, type Platform, querySqlFile, readSqlFile, runSqlFile, usesPlaceholder, type FileReport } from "../src/clickhouse/index.ts";
+import { connectClickHouse, clickhouseNodeConfig, type StandClickHouse, detectPlatform, type Platform, querySqlFile, readSqlBody, readSqlFile, runSqlFile, splitSqlStatements, usesPlaceholder, type FileReport, type SqlFile } from "../src/clickhouse/index.ts";
 import { loadStandConfig, type StandConfig } from "../src/config/index.ts";
 import type { TaskIo } from "../src/world/index.ts";
 import { ETL_DIR, ETL_REQUEST_TIMEOUT_MS, normalizeDates, runTemplateValues, serverNow } from "./etl-sql.ts";
@@ -135,6 +135,29 @@ export async function listTransformFiles(layer: EtlLayer): Promise<string[]> {
     .sort();
 }
 
+/** Where a transform file takes in the shared commit statement: ledger.commit(target, day_column) in double braces. */
+const LEDGER_COMMIT = /\{\{\s*ledger\.commit\((\w+),\s*(\w+)\)\s*\}\}/g;
+const LEDGER_COMMIT_FILE = path.join(ETL_DIR, "ledger-commit.fragment.sql");
+
+/** The shared commit statement for one target; the run placeholders in it stay for the run's values. */
+function ledgerCommit(fragment: { name: string; body: string }, values: Readonly<Record<string, string>>): string {
+  return fragment.body.replace(/\{\{ledger\.(\w+)\}\}/g, (match, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`${fragment.name}: unknown placeholder ${match}`);
+    return value;
+  });
+}
+
+/** A transform file as it runs: its ledger.commit placeholder replaced by sql/etl/ledger-commit.fragment.sql for its target. */
+export async function readTransformFile(layer: EtlLayer, name: string, step: string): Promise<SqlFile> {
+  const file = await readSqlFile(path.join(ETL_DIR, layer, name), step);
+  if (!file.text.match(LEDGER_COMMIT)) return file;
+  const fragment = await readSqlBody(LEDGER_COMMIT_FILE, step);
+  const text = file.text.replace(LEDGER_COMMIT, (_match, target: string, dayColumn: string) =>
+    ledgerCommit(fragment, { layer, target, day_column: dayColumn }));
+  return { name: file.name, text, statements: splitSqlStatements(text) };
+}
+
 async function runLayer(layer: EtlLayer, input: TransformInput): Promise<TransformReport> {
   const step = `${layer}Transform`;
   return withEtl(input, async (clickhouse, platform) => {
@@ -147,7 +170,7 @@ async function runLayer(layer: EtlLayer, input: TransformInput): Promise<Transfo
     input.log(`${layer}: run ${input.loadId}, version ${version}, days [${dates.join(", ")}], as etl on ${clickhouse.target.node}`);
     const report: TransformReport = { layer, loadId: input.loadId, version: version.toString(), dates, files: [], skipped: [] };
     for (const name of await listTransformFiles(layer)) {
-      const file = await readSqlFile(path.join(ETL_DIR, layer, name), step);
+      const file = await readTransformFile(layer, name, step);
       if (dates.length === 0 && (usesPlaceholder(file, "run.date_set") || usesPlaceholder(file, "run.date_array"))) {
         input.log(`  ${file.name}: no days to build, skipped`);
         report.skipped.push(file.name);

@@ -59,6 +59,11 @@ export const pageQuery = z
   })
   .strict();
 
+/** The page `offset`/`limit` ask for, of a list a route holds whole (the total is then the list's length). */
+export function pageOf<T>(all: readonly T[], query: { offset: number; limit: number }): T[] {
+  return all.slice(query.offset, query.offset + query.limit);
+}
+
 export const listDagsQuery = pageQuery
   .extend({
     paused: z

@@ -10,18 +10,11 @@ import { ClickHouseStatementError } from "./errors.ts";
 import { splitSqlStatements, type SqlStatement } from "./sql-statements.ts";
 import { SqlTemplateError, renderTemplate, type TemplateValues } from "./sql-template.ts";
 import { repoRoot } from "../config/index.ts";
-import { errorMessage } from "../errors.ts";
+import { StepError, errorMessage } from "../errors.ts";
 
 /** A SQL file could not be read, rendered or run; `step` names the task that was running it. */
-export class SqlFileError extends Error {
-  constructor(
-    readonly step: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${step}: ${message}`, options);
-    this.name = "SqlFileError";
-  }
+export class SqlFileError extends StepError {
+  override name = "SqlFileError";
 }
 
 function throwIfCancelled(signal: AbortSignal, step: string): void {
@@ -70,14 +63,20 @@ export async function readSqlFile(filePath: string, step: string): Promise<SqlFi
   return { name, text, statements: splitSqlStatements(text) };
 }
 
-/** A fragment file (an expression, not a statement) without its leading comment lines. */
-export async function readSqlFragment(filePath: string, step: string): Promise<string> {
+/** A file's SQL without its `--` comment lines, trimmed: the part another file takes in. */
+export async function readSqlBody(filePath: string, step: string): Promise<{ name: string; body: string }> {
   const { text, name } = await readSqlFile(filePath, step);
   const body = text
     .split("\n")
     .filter((line) => !/^\s*--/.test(line))
     .join("\n")
     .trim();
+  return { name, body };
+}
+
+/** A fragment file (an expression, not a statement) without its leading comment lines. */
+export async function readSqlFragment(filePath: string, step: string): Promise<string> {
+  const { name, body } = await readSqlBody(filePath, step);
   if (body === "" || body.includes(";")) throw new SqlFileError(step, `${name} must hold exactly one SQL expression`);
   return `(${body})`;
 }

@@ -1,6 +1,7 @@
 // What every world task takes besides its own inputs: a signal that cancels it and a log line sink.
 // A DAG passes ctx.signal and (line) => ctx.log.info(line); tests pass their own.
 import { classifyFault } from "./faults.ts";
+import { StepError } from "../errors.ts";
 
 export interface TaskIo {
   /** Aborted at the task's execution timeout, on lease loss, or when the runner stops. */
@@ -13,15 +14,8 @@ export interface TaskIo {
  * A world task failed: `message` says what failed and what to do. `step` names the task
  * (e.g. "createTopics") so the DAG log reads well even when only the message is shown.
  */
-export class WorldTaskError extends Error {
-  constructor(
-    readonly step: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${step}: ${message}`, options);
-    this.name = "WorldTaskError";
-  }
+export class WorldTaskError extends StepError {
+  override name = "WorldTaskError";
 }
 
 /** Throws the signal's reason, wrapped so it names the step, when the task was cancelled. */

@@ -13,8 +13,8 @@ import { renderTemplate } from "../../src/clickhouse/sql-template.ts";
 import { readCatalogCsv, worldTemplateValues } from "../../src/world/ddl-template.ts";
 import { splitSqlStatements } from "../../src/clickhouse/sql-statements.ts";
 import { listDdlFiles } from "../../tasks/ddl.ts";
-import { listTransformFiles } from "../../tasks/etl.ts";
-import { readSqlFile } from "../../src/clickhouse/sql-files.ts";
+import { listTransformFiles, readTransformFile } from "../../tasks/etl.ts";
+import { readSqlFile, type SqlFile } from "../../src/clickhouse/sql-files.ts";
 import { CHECKS_DIR } from "../../src/world-ops/checks.ts";
 import { ETL_DIR, runTemplateValues } from "../../tasks/etl-sql.ts";
 import { claimBound, instantFromIsoField } from "../../tasks/orders.ts";
@@ -69,10 +69,12 @@ test("every versioned table has a _dist table keyed by a function of its grain, 
   }
 });
 
-async function etlFiles(): Promise<string[]> {
-  const top = (await readdir(ETL_DIR)).filter((f) => f.endsWith(".sql")).map((f) => path.join(ETL_DIR, f));
-  const layers = await Promise.all(["dds", "dm", "orders"].map(async (d) => (await readdir(path.join(ETL_DIR, d))).filter((f) => /^\d{2}-.+\.sql$/.test(f)).map((f) => path.join(ETL_DIR, d, f))));
-  return [...top, ...layers.flat()];
+/** Every ETL file as its task runs it: a transform file with the shared ledger commit taken in (the ledger fragment is tested inside them). */
+async function etlFiles(): Promise<SqlFile[]> {
+  const top = (await readdir(ETL_DIR)).filter((f) => f.endsWith(".sql") && !f.endsWith(".fragment.sql")).map((f) => readSqlFile(path.join(ETL_DIR, f), "test"));
+  const orders = (await readdir(path.join(ETL_DIR, "orders"))).filter((f) => /^\d{2}-.+\.sql$/.test(f)).map((f) => readSqlFile(path.join(ETL_DIR, "orders", f), "test"));
+  const transforms = await Promise.all((["dds", "dm"] as const).map(async (layer) => (await listTransformFiles(layer)).map((f) => readTransformFile(layer, f, "test"))));
+  return Promise.all([...top, ...orders, ...transforms.flat()]);
 }
 
 test("the orders claim is bounded per partition by the end offsets read before it, and claims nothing without them", () => {
@@ -93,8 +95,7 @@ test("every ETL file renders with the values its task gives, and holds only SELE
       "orders.claim_bound": claimBound(new Map([[0, 68]])),
     };
     assert.equal(values["run.date_set"], "('2026-06-01', '2026-06-02')");
-    for (const filePath of await etlFiles()) {
-      const file = await readSqlFile(filePath, "test");
+    for (const file of await etlFiles()) {
       assert.ok(file.statements.length > 0, `${file.name} has statements`);
       for (const statement of file.statements) {
         const sql = renderTemplate(statement.text, values, file.name, statement.line);
@@ -105,16 +106,17 @@ test("every ETL file renders with the values its task gives, and holds only SELE
   }
 });
 
-test("each transform file commits every target it writes, after the data", async () => {
+test("each transform file, as it runs, commits every target it writes, after the data, counting that target's rows", async () => {
   for (const layer of ["dds", "dm"] as const) {
     for (const name of await listTransformFiles(layer)) {
-      const file = await readSqlFile(path.join(ETL_DIR, layer, name), "test");
+      const file = await readTransformFile(layer, name, "test");
       const targets = file.statements.map((s) => /^INSERT INTO (\w+)\.(\w+)_dist/.exec(s.text)).map((m) => (m ? `${m[1]}.${m[2]}` : ""));
       assert.equal(targets.at(-1), `${layer}.load_ledger`, `${name}: the commit is the last statement`);
       const data = targets.slice(0, -1);
       assert.ok(data.length > 0 && data.every((t) => t.startsWith(`${layer}.`) && t !== `${layer}.load_ledger`), `${name}: data first (${data.join(", ")})`);
       const committed = /SELECT '(\w+)'/.exec(file.statements.at(-1)?.text ?? "")?.[1];
       assert.ok(data.includes(`${layer}.${committed}`), `${name}: commits the target it wrote (${committed})`);
+      assert.match(file.statements.at(-1)?.text ?? "", new RegExp(`\\bFROM ${layer}\\.${committed}_dist\\b`), `${name}: the commit counts the rows of ${layer}.${committed}`);
     }
   }
 });

@@ -39,13 +39,4 @@ FROM
     WHERE toDate(toTimeZone(created_at, 'Europe/Samara')) IN {{run.date_set}}
 );
 
-INSERT INTO dds.load_ledger_dist (target, data_date, row_count, _version, _load_id, _started_at, _load_ts)
-SELECT 'order', data_date, row_count, {{run.version}}, {{run.load_id}}, {{run.started_at}}, {{platform.instant_now}}
-FROM (SELECT arrayJoin({{run.date_array}}) AS data_date)
-ANY LEFT JOIN
-(
-    SELECT order_date AS data_date, count() AS row_count
-    FROM dds.order_dist
-    WHERE _version = {{run.version}}
-    GROUP BY data_date
-) USING data_date;
+{{ledger.commit(order, order_date)}};

@@ -75,13 +75,4 @@ FROM
     ARRAY JOIN starts AS first_index, ends AS last_index
 );
 
-INSERT INTO dds.load_ledger_dist (target, data_date, row_count, _version, _load_id, _started_at, _load_ts)
-SELECT 'session', data_date, row_count, {{run.version}}, {{run.load_id}}, {{run.started_at}}, {{platform.instant_now}}
-FROM (SELECT arrayJoin({{run.date_array}}) AS data_date)
-ANY LEFT JOIN
-(
-    SELECT session_date AS data_date, count() AS row_count
-    FROM dds.session_dist
-    WHERE _version = {{run.version}}
-    GROUP BY data_date
-) USING data_date;
+{{ledger.commit(session, session_date)}};

@@ -31,13 +31,4 @@ ANY INNER JOIN
 ) USING order_id
 GROUP BY match_date, client_id, user_id;
 
-INSERT INTO dds.load_ledger_dist (target, data_date, row_count, _version, _load_id, _started_at, _load_ts)
-SELECT 'identity', data_date, row_count, {{run.version}}, {{run.load_id}}, {{run.started_at}}, {{platform.instant_now}}
-FROM (SELECT arrayJoin({{run.date_array}}) AS data_date)
-ANY LEFT JOIN
-(
-    SELECT match_date AS data_date, count() AS row_count
-    FROM dds.identity_dist
-    WHERE _version = {{run.version}}
-    GROUP BY data_date
-) USING data_date;
+{{ledger.commit(identity, match_date)}};

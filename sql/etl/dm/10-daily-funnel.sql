@@ -38,13 +38,4 @@ FROM
 )
 GROUP BY report_date;
 
-INSERT INTO dm.load_ledger_dist (target, data_date, row_count, _version, _load_id, _started_at, _load_ts)
-SELECT 'daily_funnel', data_date, row_count, {{run.version}}, {{run.load_id}}, {{run.started_at}}, {{platform.instant_now}}
-FROM (SELECT arrayJoin({{run.date_array}}) AS data_date)
-ANY LEFT JOIN
-(
-    SELECT report_date AS data_date, count() AS row_count
-    FROM dm.daily_funnel_dist
-    WHERE _version = {{run.version}}
-    GROUP BY data_date
-) USING data_date;
+{{ledger.commit(daily_funnel, report_date)}};

@@ -18,6 +18,7 @@ import {
   dagStatsQuery,
   importErrorCollection,
   importErrorsQuery,
+  pageOf,
   versionResponse,
 } from "../schemas.ts";
 import { z } from "zod";
@@ -121,7 +122,7 @@ export function dagInfoRoutes({ runner, auth, importErrors }: ApiContext): Route
         );
         if (order.startsWith("-")) sorted.reverse();
         res.json({
-          import_errors: sorted.slice(query.offset, query.offset + query.limit).map((e) => ({
+          import_errors: pageOf(sorted, query).map((e) => ({
             import_error_id: e.id,
             timestamp: e.timestamp.toISOString(),
             filename: e.filename,

@@ -2,7 +2,7 @@
 // and pausing.
 import type { ApiContext } from "../context.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { dagCollection, dagDetailsResponse, dagPatchBody, dagPatchQuery, dagPathParams, dagResponse, listDagsQuery } from "../schemas.ts";
+import { dagCollection, dagDetailsResponse, dagPatchBody, dagPatchQuery, dagPathParams, dagResponse, listDagsQuery, pageOf } from "../schemas.ts";
 import { serializeDag, serializeDagDetails } from "../serialize.ts";
 
 const unknownDag = { description: "Unknown DAG" };
@@ -35,8 +35,7 @@ export function dagRoutes({ runner, dags: dagContext }: ApiContext): RouteSpec[]
           .filter((dag) => matches(dag.dagId))
           .sort((a, b) => a.dagId.localeCompare(b.dagId));
         if (query.order_by?.[0] === "-dag_id") all.reverse();
-        const page = all.slice(query.offset, query.offset + query.limit);
-        res.json({ dags: page.map((dag) => serializeDag(dag, dagContext)), total_entries: all.length });
+        res.json({ dags: pageOf(all, query).map((dag) => serializeDag(dag, dagContext)), total_entries: all.length });
       },
     }),
     defineRoute({

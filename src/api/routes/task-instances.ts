@@ -10,6 +10,7 @@ import {
   logPathParams,
   logQuery,
   logResponse,
+  pageOf,
   patchTaskInstanceBody,
   patchTaskInstanceQuery,
   runPathParams,
@@ -92,8 +93,7 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
       async handle({ params, query, res }) {
         const run = await runner.getRun(params.dag_id, params.dag_run_id);
         const items = await runner.listTaskInstances(params.dag_id, params.dag_run_id);
-        const page = items.slice(query.offset, query.offset + query.limit);
-        res.json({ task_instances: page.map((ti) => serializeTaskInstance(ti, run)), total_entries: items.length });
+        res.json({ task_instances: pageOf(items, query).map((ti) => serializeTaskInstance(ti, run)), total_entries: items.length });
       },
     }),
     defineRoute({

@@ -1,6 +1,8 @@
 // The JSON the page script reads: the parts of each page's view model (GET /ui/data/...) and of
 // the page actions' answers that the renderers use. The server's own types (src/web/pages) are
-// Node code; view-contract.ts checks, in the Node typecheck, that they still fit these.
+// Node code; view-contract.ts checks, in the Node typecheck, that they still fit these. A shape the
+// server's view has exactly as the script reads it (LogView) is declared here only, and the server
+// takes it from here (types only, no imports here, so it stays Node-free).
 
 export interface PageInfo {
   offset: number;

@@ -3,8 +3,9 @@
 // log of the selected task's selected try, paged by lines.
 import { TaskInstanceNotFoundError, type RunnerService, type DagRunRecord, type RunState, type TaskInstanceRecord, type TaskState, TERMINAL_TASK_STATES } from "../../runner/index.ts";
 import { webPaths } from "../html.ts";
-import { formatDuration, type PageInfo } from "../layout.ts";
+import { formatDuration } from "../layout.ts";
 import { isActiveRunState } from "./dag-list.ts";
+import type { LogView } from "../browser/views.ts";
 
 export const LOG_LINES_PER_PAGE = 1000;
 
@@ -56,13 +57,8 @@ export interface TimeAxisView {
   ticks: { x: number; label: string }[];
 }
 
-export interface LogView {
-  taskId: string;
-  tryNumber: number;
-  tries: { tryNumber: number; href: string; selected: boolean }[];
-  lines: { at: string; level: string; message: string }[];
-  page: PageInfo;
-}
+/** The log section: the same shape the page script reads, so it is declared once, in browser/views.ts (types only). */
+export type { LogView };
 
 export interface RunView {
   run: RunHeaderView;
