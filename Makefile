@@ -3,8 +3,10 @@
 # it never applies DDL, runs the generator for the world, or edits world_position.
 SHELL := /bin/bash
 TSX := node --import tsx
-STAND := $(TSX) src/stand/cli.ts
-WORLD := $(TSX) src/world-ops/cli.ts
+# our command-line programs run from a bundle rebuilt when their sources change (scripts/launch.mjs)
+LAUNCH := node scripts/launch.mjs
+STAND := $(LAUNCH) src/stand/cli.ts
+WORLD := $(LAUNCH) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help runner-schema install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
@@ -82,7 +84,7 @@ doctor: ## what is wrong (dead or crash-looping services, a degraded loader, the
 	$(WORLD) doctor
 
 dq: ## dq_check through the REST API, waited for: the world's data-quality checks (results in dm.dq_summary_v); exit 1 when one is red
-	$(TSX) src/cli/main.ts trigger dq_check --wait
+	$(LAUNCH) src/cli/main.ts trigger dq_check --wait
 
 check-clickhouse: ## cluster topology, macros, cross-shard reads, and rows per layer against the passport
 	$(WORLD) check-clickhouse

@@ -55,7 +55,7 @@ const DOOR_ZONES = ROOMS.map((room) => ({
 
 export default tseslint.config(
   // every stand state dir (.stand, .stand-test, .stand-test-b, their -host2 twins, .stand-none) holds generated code, never ours
-  { ignores: ["node_modules/**", "generator/node_modules/**", ".stand*/**", ".venv*/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
+  { ignores: ["node_modules/**", ".build/**", "generator/node_modules/**", ".stand*/**", ".venv*/**", "test-output/**", "**/*.js", "!eslint.config.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tsx=(node --import tsx)
+launch=(node scripts/launch.mjs) # our programs from their bundles (scripts/launch.mjs)
 BUDGET_SECONDS=${TEST_BUDGET_SECONDS:-600}
 
 # the test files a list names (test/service-free.txt, test/stand-beside.txt, …): one a line, # comments
@@ -141,7 +142,7 @@ else
   mapfile -t files < <(find test -name '*.test.ts' | sort | grep -vxF -f <(service_free_files) || true)
   if [ "${#files[@]}" -eq 0 ]; then echo "== no test file left for the stand: is test/service-free.txt right?"; exit 1; fi
   "${tsx[@]}" scripts/test-lanes.ts derive --out "$stand_b"
-  "${tsx[@]}" src/world-ops/guard.ts apart --config "$stand_a" --test-config "$stand_b"
+  "${launch[@]}" src/world-ops/guard.ts apart --config "$stand_a" --test-config "$stand_b"
   mapfile -t planned < <("${tsx[@]}" scripts/test-lanes.ts plan --lanes 2 "${files[@]}")
   lanes=("a:$stand_a:${planned[0]:-}" "b:$stand_b:${planned[1]:-}")
 fi

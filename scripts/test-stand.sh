@@ -13,21 +13,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 user_config="${USER_STAND_CONFIG:-stand.yaml}"
 test_config="${TEST_STAND_CONFIG:-test/stand.test.yaml}"
-tsx=(node --import tsx)
+launch=(node scripts/launch.mjs) # our programs from their bundles (scripts/launch.mjs)
 
-"${tsx[@]}" src/world-ops/guard.ts apart --config "$user_config" --test-config "$test_config"
+"${launch[@]}" src/world-ops/guard.ts apart --config "$user_config" --test-config "$test_config"
 snapshot="$(mktemp -t world-before.XXXXXX.json)"
 rm -f "$snapshot"
-"${tsx[@]}" src/world-ops/guard.ts save --config "$user_config" --out "$snapshot"
+"${launch[@]}" src/world-ops/guard.ts save --config "$user_config" --out "$snapshot"
 
 export STAND_CONFIG="$test_config"
 finish() {
   status=$?
   if [ "${KEEP_TEST_STAND:-0}" != 1 ]; then
     echo "== stopping the test stand ($test_config; KEEP_TEST_STAND=1 keeps it)"
-    "${tsx[@]}" src/world-ops/cli.ts down > /dev/null || echo "!! the test stand did not stop cleanly: node --import tsx src/world-ops/cli.ts down with STAND_CONFIG=$test_config"
+    "${launch[@]}" src/world-ops/cli.ts down > /dev/null || echo "!! the test stand did not stop cleanly: node scripts/launch.mjs src/world-ops/cli.ts down with STAND_CONFIG=$test_config"
   fi
-  if ! STAND_CONFIG="$user_config" "${tsx[@]}" src/world-ops/guard.ts check --config "$user_config" --before "$snapshot"; then
+  if ! STAND_CONFIG="$user_config" "${launch[@]}" src/world-ops/guard.ts check --config "$user_config" --before "$snapshot"; then
     status=1
   fi
   rm -f "$snapshot"
@@ -38,5 +38,5 @@ trap finish EXIT
 echo "== test stand ($test_config)"
 # scripts/run-tests.sh installs once for both of its test stands before they start side by side
 if [ "${TEST_STAND_INSTALLED:-0}" != 1 ]; then bash scripts/install-deps.sh; fi
-"${tsx[@]}" src/stand/cli.ts up
+"${launch[@]}" src/stand/cli.ts up
 "$@"

@@ -2,5 +2,5 @@
 // eslint refuses an import that goes past it (tests may open a room to test its insides).
 export { compileLoaderConfig } from "./loader.ts";
 export type { LoaderConfig, LoaderConfigInput } from "./loader.ts";
-export { apiBaseUrl, apiListenHost, clickhouseHttpUrl, collectPorts, currentInstance, instancesOf, isLoopbackHost, kafkaBroker, loadStandConfig, loaderListenHost, parseStandConfig, poolInstance, postgresUrl, processEnv, repoRoot, standConfigPath, stateDir } from "./stand.ts";
+export { apiBaseUrl, apiListenHost, clickhouseHttpUrl, collectPorts, currentInstance, instancesOf, isLoopbackHost, kafkaBroker, launchArgs, loadStandConfig, loaderListenHost, parseStandConfig, poolInstance, postgresUrl, processEnv, repoRoot, standConfigPath, stateDir } from "./stand.ts";
 export type { BiConfig, ClickHouseNodeConfig, PoolKind, StandConfig } from "./stand.ts";

@@ -11,6 +11,16 @@ import { errorMessage } from "../errors.ts";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
+/**
+ * How a program of ours that loads no TypeScript at run time is started: `node scripts/launch.mjs
+ * ENTRY.ts ARGS…` runs it from an esbuild bundle built again whenever a file it is built from
+ * changed (a third of tsx's start-up CPU); the runner, which import()s the DAG folder, stays on
+ * `node --import tsx`.
+ */
+export function launchArgs(entry: string, ...args: string[]): string[] {
+  return [path.join(repoRoot, "scripts", "launch.mjs"), entry, ...args];
+}
+
 const port = z.number().int().min(1024).max(65535);
 const worldSize = z.enum(WORLD_SIZE_NAMES);
 const account = z.object({ user: z.string().min(1), password: z.string() }).strict();
@@ -69,6 +79,10 @@ export const standConfigSchema = z
         /** How long deleting the world's consumer groups waits for a reader dropped a moment ago
          * to leave its group, per try (tasks/consumer-groups.ts). */
         group_leave_grace_seconds: z.number().int().min(1).max(300).default(15),
+        /** The broker's JIT stops at its first tier (-XX:TieredStopAtLevel=1): a fraction of the
+         * compile CPU of a start, slower code under load. For a stand that starts brokers often and
+         * loads them little (the test stands); the user's stand keeps the full JIT (make bench). */
+        quick_jit: z.boolean().default(false),
       })
       .strict(),
     runner: z

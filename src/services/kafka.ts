@@ -92,7 +92,8 @@ async function formatStorageOnce(ctx: StandContext): Promise<void> {
   const clusterId = readFileSync(k.clusterId, "utf8").trim();
   ctx.print(`kafka: formatting ${k.data} (cluster id ${clusterId})`);
   try {
-    await execFileAsync("java", [...jvmArgs(ctx), ...storageFormatArgs(clusterId, k.config)]);
+    // a one-shot tool: the first JIT tier is all it has time to use
+    await execFileAsync("java", ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", ...jvmArgs(ctx), ...storageFormatArgs(clusterId, k.config)]);
   } catch (err) {
     const { stderr, stdout } = childOutput(err);
     throw new Error(`kafka: storage format failed: ${stderr}${stdout}${errorMessage(err)}`, { cause: err });
@@ -185,6 +186,7 @@ export function kafkaService(ctx: StandContext): ServiceDefinition {
           `-Xms${c.config.kafka.heap_mb}m`,
           "-XX:+UseG1GC",
           "-XX:MaxGCPauseMillis=20",
+          ...(c.config.kafka.quick_jit ? ["-XX:TieredStopAtLevel=1"] : []),
           "-Djava.awt.headless=true",
           ...classArchiveArgs(c),
           ...jvmArgs(c),

@@ -1,4 +1,5 @@
-// Our own Node processes as stand services (the runner, the loader): `node --import tsx <entry>`,
+// Our own Node processes as stand services (the runner, the loader, the keeper): `node
+// scripts/launch.mjs <entry>` (the runner: `node --import tsx <entry>`, its DAG folder is TypeScript),
 // detached, with pid file, log and code fingerprint under <state_dir>/<name>/. The entry path is the
 // pid file's marker, so only a process whose command line carries it is ever signalled.
 //
@@ -7,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { instancesOf, repoRoot, standConfigPath, type PoolKind } from "../config/index.ts";
+import { instancesOf, launchArgs, repoRoot, standConfigPath, type PoolKind } from "../config/index.ts";
 import { waitForHealthy } from "./health.ts";
 import { PortTakenError, type LaunchOptions, type StandContext } from "./service.ts";
 import { withStartFailPoint } from "./fail-points.ts";
@@ -24,6 +25,9 @@ export interface NodeServiceSpec {
   name: string;
   /** Absolute path of the .ts entry point; also the pid file's marker. */
   entry: string;
+  /** "tsx" for a program that import()s TypeScript at run time (the runner and its DAG folder);
+   * otherwise it runs from its bundle (scripts/launch.mjs: a third of tsx's start-up CPU). */
+  loader?: "tsx";
   port: number;
   /** How long SIGTERM may take before SIGKILL. */
   stopGraceMs: number;
@@ -111,7 +115,7 @@ export async function launchNodeService(ctx: StandContext, spec: NodeServiceSpec
   const start: StartSpec = {
     service: spec.name,
     command: process.execPath,
-    args: ["--import", "tsx", spec.entry],
+    args: spec.loader === "tsx" ? ["--import", "tsx", spec.entry] : launchArgs(spec.entry),
     logFile: paths.log,
     marker: spec.entry,
     cwd: repoRoot,

@@ -56,6 +56,10 @@ export function zookeeperService(ctx: StandContext): ServiceDefinition {
         command: "java",
         args: [
           "-Xmx256m",
+          // a coordinator of a few clients: the first JIT tier and the serial collector are plenty,
+          // and a start costs a fraction of the CPU
+          "-XX:TieredStopAtLevel=1",
+          "-XX:+UseSerialGC",
           "-Dzookeeper.root.logger=INFO,CONSOLE",
           // zookeeper.jar's manifest names its dependencies; the two logging jars pick log4j as slf4j's
           // backend (with all of /usr/share/java on the path slf4j picks a no-op one and logs nothing)

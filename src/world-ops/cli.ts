@@ -20,7 +20,7 @@ import path from "node:path";
 import { Command } from "commander";
 import type { DagResponse } from "../api/index.ts";
 import { EXIT, table } from "../cli/index.ts";
-import { apiBaseUrl, kafkaBroker, loadStandConfig, poolInstance, repoRoot } from "../config/index.ts";
+import { apiBaseUrl, kafkaBroker, launchArgs, loadStandConfig, poolInstance, repoRoot } from "../config/index.ts";
 import { mib, readRestores, removeSnapshot, snapshotRows } from "../snapshots/index.ts";
 import { withRunnerDb, WORLD_DAG_IDS } from "../world/index.ts";
 import { loadExpectations, runClickHouseChecks } from "./checks.ts";
@@ -122,7 +122,7 @@ function generate(mode: string): Promise<number> {
   }
   const cli = path.join(repoRoot, "generator", "src", "cli.ts");
   print(`generator ${mode} → ${kafkaBroker()} (GENERATOR_DAY and the other GENERATOR_* variables apply)`);
-  const child = spawn(process.execPath, ["--import", "tsx", cli, mode, "--brokers", kafkaBroker()], { stdio: "inherit", cwd: repoRoot });
+  const child = spawn(process.execPath, launchArgs(cli, mode, "--brokers", kafkaBroker()), { stdio: "inherit", cwd: repoRoot });
   return new Promise((resolve) => child.on("close", (code) => resolve(code ?? 1)));
 }
 

@@ -14,7 +14,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { z } from "zod";
-import { repoRoot } from "../../src/config/stand.ts";
+import { launchArgs, repoRoot } from "../../src/config/stand.ts";
 import { childExitCode, childOutput } from "../../src/errors.ts";
 import { serves } from "../../src/services/service.ts";
 import { optionalServices, standContext } from "../../src/stand/stand.ts";
@@ -43,7 +43,7 @@ async function command(file: string, args: string[], timeoutMs: number): Promise
   }
 }
 
-const makeBi = (): Promise<{ code: number; out: string }> => command(process.execPath, ["--import", "tsx", "src/stand/cli.ts", "bi"], 600_000);
+const makeBi = (): Promise<{ code: number; out: string }> => command(process.execPath, launchArgs("src/stand/cli.ts", "bi"), 600_000);
 
 const chartList = z.object({ result: z.array(z.object({ id: z.number(), slice_name: z.string() }).passthrough()) });
 const chartData = z.object({ result: z.array(z.object({ status: z.string(), data: z.array(z.record(z.string(), z.unknown())) }).passthrough()) });
@@ -93,7 +93,7 @@ if (testTier() === "full") describe("Superset on the marts (make bi, test stand)
   });
 
   after(async () => {
-    await command(process.execPath, ["--import", "tsx", "src/stand/cli.ts", "bi-down"], 120_000);
+    await command(process.execPath, launchArgs("src/stand/cli.ts", "bi-down"), 120_000);
   });
 
   it("make bi starts Superset at its port and names the starter dashboard with its address", () => {
@@ -174,7 +174,7 @@ if (testTier() === "full") describe("Superset on the marts (make bi, test stand)
   });
 
   it("make bi-down stops it, and it stays stopped", async () => {
-    const down = await command(process.execPath, ["--import", "tsx", "src/stand/cli.ts", "bi-down"], 120_000);
+    const down = await command(process.execPath, launchArgs("src/stand/cli.ts", "bi-down"), 120_000);
     assert.equal(down.code, 0, down.out);
     assert.match(down.out, /superset: stopped/);
     const [service] = optionalServices(ctx);

@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { repoRoot, standConfigPath } from "../../src/config/stand.ts";
+import { launchArgs, repoRoot, standConfigPath } from "../../src/config/stand.ts";
 import { TEST_TOKEN, call, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { taskHolds, testDags } from "../../testkit/runner/api-dags.ts";
 import { useTestRunner } from "../../testkit/runner/runner-db.ts";
@@ -20,7 +20,7 @@ interface CliResult {
 
 function runCli(args: string[], env: Record<string, string> = {}, onLine: (line: string) => void = () => {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src/cli/main.ts"), ...args], {
+    const child = spawn(process.execPath, launchArgs(path.join(repoRoot, "src/cli/main.ts"), ...args), {
       cwd: repoRoot,
       // Passing the environment on to the child, not reading configuration from it.
       // eslint-disable-next-line no-restricted-properties

@@ -12,7 +12,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { classifyHit } from "../../generator/src/invalid.ts";
-import { repoRoot } from "../../src/config/stand.ts";
+import { launchArgs, repoRoot } from "../../src/config/stand.ts";
 import { loadPassport } from "../../src/world/passport.ts";
 import { formatCheckResult, loadExpectations, runClickHouseChecks } from "../../src/world-ops/checks.ts";
 import { runDdsTransform, runDmTransform } from "../../tasks/etl.ts";
@@ -27,7 +27,7 @@ let lock: WorldLock;
 let dir: string;
 
 async function generate(args: string[], file: string): Promise<string[]> {
-  await run(process.execPath, ["--import", "tsx", "generator/src/cli.ts", ...args, "--file", file], { cwd: repoRoot, maxBuffer: 16 << 20 });
+  await run(process.execPath, launchArgs("generator/src/cli.ts", ...args, "--file", file), { cwd: repoRoot, maxBuffer: 16 << 20 });
   return (await readFile(file, "utf8")).split("\n").filter((line) => line !== "");
 }
 

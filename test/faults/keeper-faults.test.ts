@@ -20,7 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import pg from "pg";
 import type { DagRunResponse } from "../../src/api/schemas.ts";
-import { postgresUrl, repoRoot } from "../../src/config/stand.ts";
+import { launchArgs, postgresUrl, repoRoot } from "../../src/config/stand.ts";
 import { childExitCode, childOutput, errorCode } from "../../src/errors.ts";
 import type { ServiceRecord } from "../../src/keeper/policy.ts";
 import { ensureKeeper, KEEPER_SERVICE, readKeeperView, stopKeeper } from "../../src/keeper/keeper-service.ts";
@@ -78,7 +78,7 @@ async function waitForTask(dagId: string, runId: string, taskId: string, state: 
 async function cli(script: string, command: string): Promise<{ code: number; out: string; seconds: number }> {
   const started = Date.now();
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, ["--import", "tsx", script, command], { cwd: repoRoot, timeout: 300_000 });
+    const { stdout, stderr } = await execFileAsync(process.execPath, launchArgs(script, command), { cwd: repoRoot, timeout: 300_000 });
     return { code: 0, out: stdout + stderr, seconds: (Date.now() - started) / 1000 };
   } catch (err) {
     const { stdout, stderr } = childOutput(err);

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { repoRoot } from "../../src/config/stand.ts";
+import { launchArgs, repoRoot } from "../../src/config/stand.ts";
 import { sha256Hex } from "../../generator/src/catalog.ts";
 import { main } from "../../generator/src/cli.ts";
 import { readPassport } from "../../testkit/world/generator-fixtures.ts";
@@ -16,7 +16,7 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs the CLI in a child with only the given environment (no inherited GENERATOR_* leaks in). */
 function runCli(args: string[], env: Record<string, string> = {}): { status: number | null; stderr: string } {
-  const result = spawnSync(process.execPath, ["--import", "tsx", "generator/src/cli.ts", ...args], {
+  const result = spawnSync(process.execPath, launchArgs("generator/src/cli.ts", ...args), {
     cwd: repoRoot, env, encoding: "utf8", timeout: 120_000,
   });
   return { status: result.status, stderr: result.stderr };

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { repoRoot } from "../../src/config/stand.ts";
+import { launchArgs, repoRoot } from "../../src/config/stand.ts";
 import { standContext, standStatus } from "../../src/stand/stand.ts";
 
 const execFileAsync = promisify(execFile);
@@ -21,7 +21,7 @@ test("every service of the stand answers its health check", async () => {
 test("a second `up` on a running stand starts nothing and returns in seconds", async () => {
   const before = (await standStatus(standContext(() => undefined))).services;
   const started = Date.now();
-  const { stdout } = await execFileAsync("node", ["--import", "tsx", "src/stand/cli.ts", "up"], { cwd: repoRoot });
+  const { stdout } = await execFileAsync("node", launchArgs("src/stand/cli.ts", "up"), { cwd: repoRoot });
   const seconds = (Date.now() - started) / 1000;
   assert.ok(seconds < 10, `second up took ${seconds} s`);
   assert.doesNotMatch(stdout, /started pid/, "a second up must not launch anything");

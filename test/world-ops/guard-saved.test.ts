@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
-import { repoRoot } from "../../src/config/stand.ts";
+import { launchArgs, repoRoot } from "../../src/config/stand.ts";
 import { childExitCode, childOutput } from "../../src/errors.ts";
 import { readSavedWorld } from "../../src/world-ops/guard.ts";
 
@@ -22,7 +22,7 @@ const file = (name: string, text: string): string => {
 
 /** `guard.ts check` as scripts/test-stand.sh calls it; its exit code and output. */
 async function check(before: string): Promise<{ code: number; out: string }> {
-  const args = ["--import", "tsx", "src/world-ops/guard.ts", "check", "--config", "test/stand.none.yaml", "--before", before];
+  const args = launchArgs("src/world-ops/guard.ts", "check", "--config", "test/stand.none.yaml", "--before", before);
   try {
     const { stdout, stderr } = await run(process.execPath, args, { cwd: repoRoot, timeout: 60_000 });
     return { code: 0, out: stdout + stderr };

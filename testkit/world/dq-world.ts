@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { classifyHit } from "../../generator/src/index.ts";
-import { repoRoot } from "../../src/config/index.ts";
+import { launchArgs, repoRoot } from "../../src/config/index.ts";
 import { standWorldSize } from "../../src/world/index.ts";
 import { runDdsTransform, runDmTransform, parseOrdersBatch } from "../../tasks/index.ts";
 import { adminSession, quietIo, rebuildWorldWithoutIngest } from "./etl-world.ts";
@@ -22,7 +22,7 @@ const text = (v: unknown): string => (typeof v === "string" ? v : v === null || 
 
 async function generate(dir: string, args: string[], name: string): Promise<string[]> {
   const file = path.join(dir, name);
-  await run(process.execPath, ["--import", "tsx", "generator/src/cli.ts", ...args, "--file", file], { cwd: repoRoot, maxBuffer: 16 << 20 });
+  await run(process.execPath, launchArgs("generator/src/cli.ts", ...args, "--file", file), { cwd: repoRoot, maxBuffer: 16 << 20 });
   return (await readFile(file, "utf8")).split("\n").filter((line) => line !== "");
 }
 

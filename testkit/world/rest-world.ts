@@ -8,7 +8,7 @@ import type { DagRunResponse, LogResponse, TaskInstanceResponse, VariableChangeR
 import { ApiResponseError, RunnerApiClient } from "../../src/cli/index.ts";
 import { connectClickHouse, type StandClickHouse } from "../../src/clickhouse/index.ts";
 import type pg from "pg";
-import { apiBaseUrl, loadStandConfig, repoRoot } from "../../src/config/index.ts";
+import { apiBaseUrl, launchArgs, loadStandConfig, repoRoot } from "../../src/config/index.ts";
 import { ensureRunner, runnerPid, stopRunner } from "../../src/services/index.ts";
 import { standContext } from "../../src/stand/index.ts";
 import { withRunnerDb as withLedgerDb, WORLD_POSITION_KEY } from "../../src/world/index.ts";
@@ -197,10 +197,10 @@ export interface CommandResult {
   seconds: number;
 }
 
-/** Runs `node --import tsx src/world-ops/cli.ts <args>` as make would, capturing its output. */
+/** Runs `node scripts/launch.mjs src/world-ops/cli.ts <args>` as make would, capturing its output. */
 export function runUpCommand(args: readonly string[], timeoutMs = 300_000): Promise<CommandResult> {
   const started = Date.now();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src", "world-ops", "cli.ts"), ...args], {
+  const child = spawn(process.execPath, launchArgs(path.join(repoRoot, "src", "world-ops", "cli.ts"), ...args), {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { repoRoot } from "../../src/config/index.ts";
+import { launchArgs, repoRoot } from "../../src/config/index.ts";
 import { layerCounts, loadExpectations, runClickHouseChecks } from "../../src/world-ops/index.ts";
 import type { Passport } from "../../src/world/index.ts";
 import { ledgerRowCount, odsByDate, positionHistory, readPositionText, withClickHouse, withRunnerDb, type CommandResult } from "./rest-world.ts";
@@ -71,7 +71,7 @@ export async function recordFakeDrift(): Promise<{ rows: number; remove(): Promi
 /** The runner CLI (src/cli/main.ts) as a user runs it. */
 export function runCli(args: readonly string[]): Promise<CommandResult> {
   const started = Date.now();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src", "cli", "main.ts"), ...args], { cwd: repoRoot });
+  const child = spawn(process.execPath, launchArgs(path.join(repoRoot, "src", "cli", "main.ts"), ...args), { cwd: repoRoot });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
