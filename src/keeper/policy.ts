@@ -187,7 +187,7 @@ export class Keeper {
     if (t.seenPid !== undefined) {
       const exit = t.exits.get(t.seenPid)?.exit;
       const how = exit ? describeExit(exit) : `pid ${t.seenPid} vanished (not started by this keeper, so its exit status is not seen: a kill -9, the OOM killer or a crash)`;
-      this.recordDeath(service, t, want, how, exit, now - t.seenStartedAt);
+      this.recordDeath(service, t, want, how, exit, now - t.seenStartedAt, t.exits.has(t.seenPid));
       t.exits.delete(t.seenPid);
       t.seenPid = undefined;
     } else if (t.nextStartAt === undefined && t.record.state !== "crash-looping") {
@@ -235,14 +235,17 @@ export class Keeper {
     this.options.log("warn", `keeper: ${service.name} ${how}; starting it again`, { service: service.name, pid: live.pid });
     await service.stopHung();
     const want = service.want();
-    if (want) this.recordDeath(service, t, want, how, undefined, age);
+    if (want) this.recordDeath(service, t, want, how, undefined, age, t.exits.has(live.pid));
     t.seenPid = undefined;
     return false;
   }
 
-  private recordDeath(service: KeptService, t: Tracked, want: Want, how: string, exit: ExitInfo | undefined, livedMs: number): void {
+  /** `ownStart`: the process that died is one this keeper started (or failed to start). */
+  private recordDeath(service: KeptService, t: Tracked, want: Want, how: string, exit: ExitInfo | undefined, livedMs: number, ownStart: boolean): void {
     const r = t.record;
-    r.quickDeaths = livedMs < this.options.healthyAfterMs ? r.quickDeaths + 1 : 1;
+    // "in a row" is a row of the keeper's own restarts: a process someone else started (make up,
+    // stand-up, a runner started again by hand) that dies begins a new row, whatever came before
+    r.quickDeaths = livedMs < this.options.healthyAfterMs && ownStart ? r.quickDeaths + 1 : 1;
     r.lastExit = {
       at: new Date(this.now()).toISOString(),
       how,
@@ -278,7 +281,7 @@ export class Keeper {
         slot.exit = exit;
       });
     } catch (err) {
-      this.recordDeath(service, t, want, `its start failed: ${errorMessage(err)}`, undefined, 0);
+      this.recordDeath(service, t, want, `its start failed: ${errorMessage(err)}`, undefined, 0, true);
       return;
     }
     if (pid === undefined) return; // someone else started it meanwhile, or it was stopped: the next tick sees which

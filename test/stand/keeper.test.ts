@@ -154,6 +154,32 @@ describe("the keeper's rule", () => {
     assert.equal(recordOf(keeper, "clickhouse-ch2").quickDeaths, 0);
   });
 
+  it("quick deaths are in a row only across the keeper's own restarts: a process someone else started that dies begins a new row", async () => {
+    const clock = new ManualClock();
+    const runner = new FakeService("runner", clock);
+    const keeper = new Keeper([runner], options(clock)); // restartLimit 4
+    await keeper.tick();
+    // each time: started on request (make up, a test's start), killed 5 s later, taken back by the keeper
+    for (let round = 1; round <= 6; round++) {
+      clock.advance(10_000);
+      runner.askUp(clock);
+      runner.live = { pid: 5000 + round, marker: "runner", startedAt: new Date(clock.t).toISOString() };
+      await keeper.tick();
+      clock.advance(5_000);
+      runner.die();
+      await keeper.tick();
+      const record = recordOf(keeper, "runner");
+      assert.equal(record.quickDeaths, 1, `round ${round}: a process the keeper did not start died: a row of one`);
+      assert.equal(record.state, "restarting", `round ${round}: started again, not crash-looping`);
+      await tickUntil(keeper, clock, () => recordOf(keeper, "runner").state === "up");
+    }
+    // and the keeper's own restarts still count in a row: dying at once after each, it gives up at the limit
+    runner.onStart = "dies";
+    runner.die();
+    await tickUntil(keeper, clock, () => recordOf(keeper, "runner").state === "crash-looping");
+    assert.equal(recordOf(keeper, "runner").quickDeaths, 4);
+  });
+
   it("a service wanted down stays down", async () => {
     const clock = new ManualClock();
     const loader = new FakeService("loader", clock);
