@@ -102,13 +102,13 @@ typecheck: ## tsc --noEmit: the Node code, then the browser code (src/web/browse
 runner-schema: install ## write src/runner/schema.sql, the runner schema after its last migration (pg_dump on the test stand's Postgres): run it after adding a runner migration (docs/runner.md)
 	bash scripts/test-stand.sh $(TSX) scripts/runner-schema.ts
 
-test-fast: ## typecheck, lint and every test that needs no service (test/service-free.txt), all at once, no stand started (about 65 s here)
+test-fast: ## typecheck, lint and every test that needs no service (test/service-free.txt), all at once, no stand started (about 52 s here)
 	bash scripts/run-tests.sh --fast
 
 test: ## the gate: every test file, each fault and rerun matrix a sample drawn from TEST_SEED (printed first; TEST_SEED=… reruns it), on two test stands at once beside the service-free lane; ends with the budget table (10 min); your world is checked untouched
 	TEST_TIER=gate bash scripts/run-tests.sh
 
-test-full: ## the deep suite: every point of every matrix, and Superset (its virtualenv installed); run it before resolving work on the runner, loader, keeper, snapshots or world DAGs (about 16 min here)
+test-full: ## the deep suite: every point of every matrix, and Superset (its virtualenv installed); run it before resolving work on the runner, loader, keeper, snapshots or world DAGs (about 14 min here)
 	TEST_TIER=full TEST_BUDGET_SECONDS=2400 bash scripts/run-tests.sh
 
 generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY=0 GENERATOR_DAYS=1 GENERATOR_LIMIT=…)
