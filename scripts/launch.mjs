@@ -23,7 +23,6 @@ import { build } from "esbuild";
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BUILD_DIR = path.join(repoRoot, ".build", "launch");
 const INPUTS_MARK = "// launch inputs: ";
-const SOURCE_MAPS = true;
 
 /** Each module's import.meta.{url,filename,dirname} as its source file's, not the bundle's. */
 const ownImportMeta = {
@@ -55,7 +54,7 @@ function unchanged(inputs) {
 /** The files a bundle was built from, from its first line. */
 function readInputs(out) {
   try {
-    const head = readFileSync(out, "utf8").slice(0, 64 * 1024).split("\n", 1)[0] ?? "";
+    const head = readFileSync(out, "utf8").split("\n", 1)[0] ?? "";
     if (!head.startsWith(INPUTS_MARK)) return undefined;
     const parsed = JSON.parse(head.slice(INPUTS_MARK.length));
     return Array.isArray(parsed) ? parsed : undefined;
@@ -77,7 +76,7 @@ async function bundle(entry, out) {
       platform: "node",
       format: "esm",
       target: "node20",
-      sourcemap: SOURCE_MAPS ? "inline" : false,
+      sourcemap: "inline",
       metafile: true,
       logLevel: "silent",
       plugins: [ownImportMeta],
@@ -117,5 +116,5 @@ if (inputs === undefined || !unchanged(inputs)) await bundle(entry, out);
 
 // the program sees itself started as `node ENTRY.ts ARGS…`, as under tsx
 process.argv = [process.argv[0], entry, ...args];
-if (SOURCE_MAPS) process.setSourceMapsEnabled(true);
+process.setSourceMapsEnabled(true);
 await import(pathToFileURL(out).href);
