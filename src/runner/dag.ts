@@ -118,6 +118,12 @@ const TASK_DEFAULTS = { retries: 0, retryDelayMs: 1_000, maxRetryDelayMs: 60_000
 
 const anyJsonObject = z.record(z.string(), z.json());
 
+/** How a schedule is shown in the API: the cron text, or "@every Ns". */
+export function scheduleText(dag: Dag): string | null {
+  if (dag.schedule === null) return null;
+  return typeof dag.schedule === "string" ? dag.schedule : `@every ${dag.schedule.everySeconds}s`;
+}
+
 /** A validated DAG: what the registry holds and the engine runs. */
 export class Dag {
   /** Task ids in a topological order; this is the manifest every run declares. */

@@ -2,6 +2,7 @@
 // the bookkeeping of tries in flight. Built once by createRunner.
 import type pg from "pg";
 import type { Logger } from "pino";
+import type { Dag } from "./dag.ts";
 import type { InflightTries } from "./inflight.ts";
 import type { RunnerMetrics } from "./metrics.ts";
 import type { DagRegistry } from "./registry.ts";
@@ -18,6 +19,8 @@ export interface Engine {
   inflight: InflightTries;
   /** graphile-worker's lock owner ids in this process (its worker pool's id). */
   graphileWorkerIds: Set<string>;
+  /** A version of a DAG this runner has not loaded, from the database (the DAG processor's bundles). */
+  loadDagVersion?: (versionId: string) => Promise<Dag | undefined>;
   /** Wakes graphile-worker's idle workers after `ms`, when a retry becomes due. */
   wakeWorkersIn(ms: number): void;
 }

@@ -21,7 +21,19 @@ export class RunnerError extends Error {
 
 export class DagNotFoundError extends RunnerError {
   constructor(readonly dagId: string) {
-    super(`DAG '${dagId}' is not known to the runner (is it in dags/ and exported from dags/index.ts?)`);
+    super(`DAG '${dagId}' is not known to the runner (is its file in dags/? GET /api/v2/importErrors lists the files that do not load)`);
+  }
+}
+
+export class DagStaleError extends RunnerError {
+  constructor(readonly dagId: string, readonly fileloc: string) {
+    super(`DAG '${dagId}' is stale: its file ${fileloc} is gone or no longer declares it; its runs stay readable, new ones cannot start`);
+  }
+}
+
+export class DagVersionNotFoundError extends RunnerError {
+  constructor(readonly dagId: string, readonly versionNumber: number) {
+    super(`DAG '${dagId}' has no version ${versionNumber}`);
   }
 }
 

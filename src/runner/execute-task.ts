@@ -32,10 +32,11 @@ export async function runTaskJob(engine: Engine, payload: unknown, helpers: JobH
   engine.metrics.handoff.observe(claim.handoffMs / 1000);
   const tracked = engine.inflight.track(claim);
   try {
-    const dag = engine.registry.has(claim.dagId) ? engine.registry.get(claim.dagId) : undefined;
+    const found = await dagOfRun(engine, claim);
+    const dag = found.dag;
     const task = dag?.task(claim.taskId);
     if (!dag || !task) {
-      await finishTry(engine, tracked, notDefined(claim));
+      await finishTry(engine, tracked, notDefined(claim, found.problem));
     } else if (task.kind === "waitingTrigger") {
       await deferWaitingTrigger(engine, task, tracked);
     } else {
@@ -46,9 +47,31 @@ export async function runTaskJob(engine: Engine, payload: unknown, helpers: JobH
   }
 }
 
-function notDefined(claim: ClaimedTry): TryResult {
-  const error = `task '${claim.taskId}' of DAG '${claim.dagId}' is not defined in this runner's DAGs`;
-  return { outcome: "failed", error, retryable: false, retryDelayMs: 0, skip: [], log: [] };
+/** The DAG a run executes: the version it was made from (loaded from the database when this
+ * runner has not seen it), else, for a run from before versions, the current one. */
+async function dagOfRun(engine: Engine, claim: ClaimedTry): Promise<{ dag?: Dag; problem?: string }> {
+  await engine.registry.ready;
+  const current = engine.registry.has(claim.dagId) ? engine.registry.get(claim.dagId) : undefined;
+  if (claim.dagVersionId === null) return { dag: current };
+  const known = engine.registry.version(claim.dagVersionId);
+  if (known) return { dag: known };
+  if (!engine.loadDagVersion) return { dag: current };
+  try {
+    const loaded = await engine.loadDagVersion(claim.dagVersionId);
+    if (loaded) {
+      engine.registry.rememberVersion(claim.dagVersionId, loaded);
+      return { dag: loaded };
+    }
+    return { problem: `its version ${claim.dagVersionId} is not in runner.dag_versions` };
+  } catch (err) {
+    engine.logger.error({ err: coerceError(err), dagId: claim.dagId, versionId: claim.dagVersionId }, "a DAG version did not load");
+    return { problem: `its version ${claim.dagVersionId} did not load on ${engine.workerId}: ${coerceError(err).message}` };
+  }
+}
+
+function notDefined(claim: ClaimedTry, problem: string | undefined): TryResult {
+  const error = `task '${claim.taskId}' of DAG '${claim.dagId}' is not defined in this runner's DAGs${problem ? ` (${problem})` : ""}`;
+  return { outcome: "failed", error, retryable: problem !== undefined, retryDelayMs: 0, skip: [], log: [] };
 }
 
 /** Runs the function until it settles or its signal aborts (deadline, lease loss, shutdown);

@@ -2,11 +2,11 @@
 // eslint refuses an import that goes past it (tests may open a room to test its insides).
 export { Dag, defineDag } from "./dag.ts";
 export type { TaskContext } from "./dag.ts";
-export { ConfValidationError, DagDefinitionError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, NonRetryableError, PG_ERROR, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "./errors.ts";
+export { ConfValidationError, DagDefinitionError, DagNotFoundError, DagStaleError, DagVersionNotFoundError, DagRunNotFoundError, DuplicateRunError, NonRetryableError, PG_ERROR, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "./errors.ts";
 export { RUNNER_MIGRATIONS } from "./migrate.ts";
 export { DagRegistry } from "./registry.ts";
 export { createRunner } from "./runner.ts";
 export type { Runner, RunnerOptions } from "./runner.ts";
 export type { RunnerService } from "./service.ts";
 export { RUN_STATES, TASK_STATES, TERMINAL_RUN_STATES, TERMINAL_TASK_STATES } from "./types.ts";
-export type { DagRunRecord, DagSummary, JsonValue, RunConf, RunState, TaskInstanceRecord, TaskLogRecord, TaskState, VariableChange, VariableRecord } from "./types.ts";
+export type { DagRunRecord, DagSourceRecord, DagSummary, DagTaskRecord, DagVersionRecord, ImportErrorRecord, JsonValue, RunConf, RunState, TaskInstanceRecord, TaskLogRecord, TaskState, VariableChange, VariableRecord } from "./types.ts";

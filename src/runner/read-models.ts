@@ -5,6 +5,7 @@ import { query, queryOne, statement } from "./db.ts";
 import { DagRunNotFoundError, TaskInstanceNotFoundError, TryNotFoundError } from "./errors.ts";
 import type {
   DagRunRecord,
+  DagVersionRecord,
   ListRunsQuery,
   Page,
   RunConf,
@@ -33,6 +34,25 @@ interface RunRow {
   waiting_for: string | null;
   parent_task_id: string | null;
   triggered_by: string;
+  dag_version: VersionJson | null;
+}
+
+/** A dag_versions row as json_build_object gives it (timestamps as text). */
+export interface VersionJson {
+  id: string;
+  dag_id: string;
+  version_number: number;
+  created_at: string;
+  code_hash: string | null;
+  fileloc: string;
+}
+
+/** The select list of a version as VersionJson, for a row `v` of runner.dag_versions. */
+export const VERSION_JSON = `json_build_object('id', v.id, 'dag_id', v.dag_id, 'version_number', v.version_number,
+  'created_at', v.created_at, 'code_hash', v.code_hash, 'fileloc', v.fileloc)`;
+
+export function toVersionRecord(v: VersionJson): DagVersionRecord {
+  return { id: v.id, dagId: v.dag_id, versionNumber: v.version_number, createdAt: new Date(v.created_at), codeHash: v.code_hash, fileloc: v.fileloc };
 }
 
 interface TaskInstanceRow {
@@ -51,7 +71,8 @@ interface TaskInstanceRow {
 }
 
 const RUN_COLUMNS = `id, dag_id, run_id, state, run_type, conf, logical_date, queued_at, start_date, end_date, note,
-  manifest, parent_dag_id, parent_run_id, parent_task_id, triggered_by, waiting_for`;
+  manifest, parent_dag_id, parent_run_id, parent_task_id, triggered_by, waiting_for,
+  (select ${VERSION_JSON} from runner.dag_versions v where v.id = dag_runs.dag_version_id) as dag_version`;
 
 const GET_RUN = statement("get_run", `select ${RUN_COLUMNS} from runner.dag_runs where dag_id = $1 and run_id = $2`);
 const LIST_RUNS_DESC = statement(
@@ -104,6 +125,7 @@ export function toRunRecord(row: RunRow): DagRunRecord {
     waitingFor: row.waiting_for,
     parentTaskId: row.parent_task_id,
     triggeredBy: row.triggered_by,
+    dagVersion: row.dag_version && toVersionRecord(row.dag_version),
   };
 }
 

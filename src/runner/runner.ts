@@ -21,7 +21,7 @@ import { migrate, type MigrationSet } from "../migrator.ts";
 import { RUNNER_MIGRATIONS } from "./migrate.ts";
 import { DagRegistry } from "./registry.ts";
 import { RunWaiters } from "./run-waiters.ts";
-import { syncDags } from "./runs.ts";
+import { startQueuedRuns, syncDags } from "./runs.ts";
 import { createScheduledRuns } from "./scheduler.ts";
 import type { RunnerService } from "./service.ts";
 import { createRunnerService } from "./postgres-service.ts";
@@ -48,6 +48,8 @@ export interface RunnerOptions {
   /** Other owners' migration sets whose code runs in this process (the server's: the world's, then
    * the loader's), applied after the runner's at start, before any task can run. */
   migrationSets?: readonly MigrationSet[];
+  /** Loads a DAG version this runner has not seen (the DAG processor's; see Engine). */
+  loadDagVersion?: (versionId: string) => Promise<Dag | undefined>;
 }
 
 export interface Runner extends RunnerService {
@@ -57,6 +59,9 @@ export interface Runner extends RunnerService {
   readonly metrics: Registry;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** The DAG processor's current set: the registry takes it (or refuses it whole, throwing) and the
+   * runs left queued of these DAGs start. */
+  applyDags(dags: readonly { dag: Dag; versionId: string | null }[]): Promise<void>;
 }
 
 const WAKE_WORKERS = statement("wake_workers", `select pg_notify('jobs:insert', '{"count":1}')`);
@@ -84,6 +89,7 @@ function buildEngine(options: RunnerOptions, logger: Logger, registry: DagRegist
     workerId,
     leaseSeconds: options.leaseSeconds,
     failPoints: options.failPoints ?? false,
+    loadDagVersion: options.loadDagVersion,
     logger,
     metrics: createMetrics(pool),
     inflight: new InflightTries(),
@@ -136,7 +142,7 @@ export function createRunner(options: RunnerOptions): Runner {
     state = "started";
     await runMigrations({ pgPool: pool, logger: graphileLogger(logger) });
     for (const set of [RUNNER_MIGRATIONS, ...(options.migrationSets ?? [])]) await migrate(pool, set);
-    await syncDags(pool, registry);
+    if (!registry.pending) await syncDags(pool, registry);
     await queue.start();
     for (const loop of [heartbeat, ...others]) loop.start();
     await waiters.connect();
@@ -168,5 +174,10 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   const service = createRunnerService({ pool, registry, waiters, workerId, leaseSeconds: options.leaseSeconds });
-  return { ...service, workerId, registry, metrics: engine.metrics.registry, start, stop };
+  async function applyDags(dags: readonly { dag: Dag; versionId: string | null }[]): Promise<void> {
+    registry.replace(dags);
+    await startQueuedRuns(pool, dags.map((d) => d.dag.id));
+  }
+
+  return { ...service, workerId, registry, metrics: engine.metrics.registry, start, stop, applyDags };
 }

@@ -6,46 +6,29 @@ import type { Dag } from "./dag.ts";
 import { query, statement } from "./db.ts";
 import { DuplicateRunError, PG_ERROR } from "./errors.ts";
 import { errorCode } from "../errors.ts";
+import { publishDags } from "./dag-versions.ts";
 import type { DagRegistry } from "./registry.ts";
 import type { RunConf, RunType, TriggerRequest } from "./types.ts";
 
-const UPSERT_DAG = statement(
-  "upsert_dag",
-  `insert into runner.dags (dag_id, is_paused, description, schedule, max_active_runs, task_ids, fileloc, exclusive)
-   values ($1, $2, $3, $4, $5, $6, $7, $8)
-   on conflict (dag_id) do update
-      set description = excluded.description, schedule = excluded.schedule,
-          max_active_runs = excluded.max_active_runs, task_ids = excluded.task_ids, exclusive = excluded.exclusive,
-          fileloc = excluded.fileloc, last_seen_at = now()`,
-);
 const START_QUEUED_RUNS = statement("start_queued_runs", "select runner.start_queued_runs($1)");
 const CREATE_RUN = statement(
   "create_run",
   "select runner.create_run($1, $2, $3, $4, $5, $6, $7, $8, $9) as run_pk",
 );
 
-/** How a schedule is shown in the API: the cron text, or "@every Ns". */
-export function scheduleText(dag: Dag): string | null {
-  if (dag.schedule === null) return null;
-  return typeof dag.schedule === "string" ? dag.schedule : `@every ${dag.schedule.everySeconds}s`;
+/** Records DAGs given to the engine in code (a new one starts paused if it asks to; a known one
+ * keeps its flag; a version per change of structure) and starts runs left queued, e.g. by a runner
+ * that stopped. A runner fed by the DAG processor gets its DAGs from the processor instead. */
+export async function syncDags(pool: pg.Pool, registry: DagRegistry): Promise<void> {
+  const dags = registry.list();
+  const published = await publishDags(pool, { dags: dags.map((dag) => ({ dag, fileloc: dag.fileloc, code: null, parseDurationMs: null, reparsed: true })) });
+  registry.replace(dags.map((dag) => ({ dag, versionId: published.find((p) => p.dagId === dag.id)?.versionId ?? null })));
+  await startQueuedRuns(pool, dags.map((dag) => dag.id));
 }
 
-/** Records every loaded DAG (a new one starts paused if it asks to; a known one keeps its flag)
- * and starts runs left queued, e.g. by a runner that stopped. */
-export async function syncDags(pool: pg.Pool, registry: DagRegistry): Promise<void> {
-  for (const dag of registry.list()) {
-    await query(pool, UPSERT_DAG, [
-      dag.id,
-      dag.isPausedUponCreation,
-      dag.description,
-      scheduleText(dag),
-      dag.maxActiveRuns,
-      dag.taskIds,
-      dag.fileloc,
-      dag.exclusive,
-    ]);
-    await query(pool, START_QUEUED_RUNS, [dag.id]);
-  }
+/** Starts the runs left queued of these DAGs (a runner that stopped, a DAG that came back). */
+export async function startQueuedRuns(pool: pg.Pool, dagIds: readonly string[]): Promise<void> {
+  for (const dagId of dagIds) await query(pool, START_QUEUED_RUNS, [dagId]);
 }
 
 /** Airflow-style run ids; the random tail keeps ids unique when triggers share a millisecond. */

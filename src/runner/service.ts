@@ -4,7 +4,11 @@
 import type { ClearRequest, TaskInstanceMark } from "./operator.ts";
 import type {
   DagRunRecord,
+  DagSourceRecord,
   DagSummary,
+  DagTaskRecord,
+  DagVersionRecord,
+  ImportErrorRecord,
   ListRunsQuery,
   Page,
   TaskInstanceRecord,
@@ -19,9 +23,21 @@ export interface RunnerService {
   /** Throws DagNotFoundError. */
   getDag(dagId: string): Promise<DagSummary>;
   setPaused(dagId: string, paused: boolean): Promise<DagSummary>;
+  /** The DAG's versions, oldest first (descending: newest first). Throws DagNotFoundError. */
+  listDagVersions(dagId: string, query: { limit: number; offset: number; versionNumber?: number; descending?: boolean }): Promise<Page<DagVersionRecord>>;
+  /** Throws DagNotFoundError, DagVersionNotFoundError. */
+  getDagVersion(dagId: string, versionNumber: number): Promise<DagVersionRecord>;
+  /** The DAG's file as it was at a version (the latest when null). Throws DagVersionNotFoundError. */
+  getDagSource(dagId: string, versionNumber: number | null): Promise<DagSourceRecord>;
+  /** The tasks of a version (the graph a run made from it runs). Throws DagVersionNotFoundError. */
+  getVersionTasks(dagId: string, versionNumber: number): Promise<DagTaskRecord[]>;
+  /** The DAG files that do not load now. */
+  listImportErrors(): Promise<ImportErrorRecord[]>;
+  /** Asks the parsing runner to parse this file again now (PUT parseDagFile). */
+  requestParse(fileloc: string, by: string): Promise<void>;
 
   /** Validates conf against the DAG's params (ConfValidationError naming the field);
-   * DagNotFoundError; DuplicateRunError when runId exists. The run starts queued. */
+   * DagNotFoundError; DagStaleError; DuplicateRunError when runId exists. The run starts queued. */
   triggerRun(dagId: string, request: TriggerRequest): Promise<DagRunRecord>;
   getRun(dagId: string, runId: string): Promise<DagRunRecord>;
   listRuns(dagId: string, query: ListRunsQuery): Promise<Page<DagRunRecord>>;

@@ -20,6 +20,8 @@ export interface ClaimedTry {
   conf: RunConf;
   logicalDate: Date | null;
   maxTries: number;
+  /** The DAG version the run was made from (null: a run from before versions). */
+  dagVersionId: string | null;
   /** From the moment the task was queued (its upstream's success committed) to this claim. */
   handoffMs: number;
 }
@@ -54,7 +56,7 @@ const CLAIM = statement(
      from runner.dag_runs r
     where ti.id = $1 and ti.try_number = $2 - 1 and ti.state in ('queued', 'up_for_retry')
       and r.id = ti.run_pk and r.state = 'running'
-   returning ti.task_id, ti.attempt_token, ti.max_tries, r.dag_id, r.run_id, r.conf, r.logical_date,
+   returning ti.task_id, ti.attempt_token, ti.max_tries, r.dag_id, r.run_id, r.conf, r.logical_date, r.dag_version_id,
              extract(epoch from ti.start_date - coalesce(ti.queued_at, ti.start_date))::double precision * 1000 as handoff_ms`,
 );
 const FINISH = statement("finish_task_try", "select * from runner.finish_task_try($1, $2, $3, $4, $5, $6, $7, $8)");
@@ -105,6 +107,7 @@ export async function claimTaskTry(
     run_id: string;
     conf: RunConf;
     logical_date: Date | null;
+    dag_version_id: string | null;
     handoff_ms: number;
   }>(db, CLAIM, [tiId, tryNumber, worker, leaseSeconds, jobId]);
   if (!row) return null;
@@ -115,6 +118,7 @@ export async function claimTaskTry(
     dagId: row.dag_id,
     runId: row.run_id,
     taskId: row.task_id,
+    dagVersionId: row.dag_version_id,
     conf: row.conf,
     logicalDate: row.logical_date,
     maxTries: row.max_tries,

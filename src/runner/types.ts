@@ -55,6 +55,57 @@ export interface DagSummary {
   /** JSON Schema of the params (conf) the DAG accepts, for forms and validation messages. */
   paramsJsonSchema: JsonValue;
   fileloc: string;
+  /** Its file is gone or no longer declares it: its history stays, it is neither scheduled nor triggerable. */
+  isStale: boolean;
+  lastParsedTime: Date | null;
+  /** Seconds its file took to parse (load and isolated check) the last time. */
+  lastParseDurationS: number | null;
+  /** Its file does not load now (the DAG keeps its last good version meanwhile). */
+  hasImportErrors: boolean;
+  latestVersion: DagVersionRecord | null;
+  /** The latest version's tasks in a topological order, with their edges (the Graph view). */
+  tasks: DagTaskRecord[];
+}
+
+/** One version of a DAG (Airflow's DagVersion): made per change of its structure or code. */
+export interface DagVersionRecord {
+  id: string;
+  dagId: string;
+  versionNumber: number;
+  createdAt: Date;
+  /** sha256 of the bundle the version runs (null for a DAG given to the engine in code). */
+  codeHash: string | null;
+  fileloc: string;
+}
+
+export interface DagTaskRecord {
+  taskId: string;
+  kind: "callable" | "waitingTrigger";
+  description: string;
+  upstream: string[];
+  downstream: string[];
+  retries: number;
+  retryDelayMs: number;
+  executionTimeoutMs: number | null;
+  /** The DAG a waiting trigger starts. */
+  triggerDagId: string | null;
+}
+
+/** A DAG file that does not load (Airflow's ImportError). */
+export interface ImportErrorRecord {
+  id: number;
+  /** Relative to the repository (dags/<file>.ts). */
+  filename: string;
+  bundleName: string;
+  timestamp: Date;
+  stackTrace: string;
+}
+
+/** A DAG's source at a version (Airflow's Code view). */
+export interface DagSourceRecord {
+  dagId: string;
+  versionNumber: number | null;
+  content: string | null;
 }
 
 export interface DagRunRecord {
@@ -77,6 +128,8 @@ export interface DagRunRecord {
   waitingFor: string | null;
   parentTaskId: string | null;
   triggeredBy: string;
+  /** The version the run was made from, whose graph and code it runs to its end (null: a run from before versions). */
+  dagVersion: DagVersionRecord | null;
 }
 
 export interface TaskInstanceRecord {
