@@ -9,14 +9,17 @@ import type { RunnerService } from "../runner/index.ts";
 import { Authenticator, type LoginConfig } from "./auth.ts";
 import { LoginThrottle } from "./login-throttle.ts";
 import { requireCredentialsEverywhere } from "./open-listen.ts";
-import type { ApiContext, DagImportError } from "./context.ts";
+import type { ApiContext } from "./context.ts";
 import { recordRequestMetrics } from "./metrics.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import { ApiProblem, errorHandler } from "./problem.ts";
 import { mountRoutes, type RouteSpec } from "./route.ts";
 import { dagRunRoutes } from "./routes/dag-runs.ts";
 import { dagInfoRoutes } from "./routes/dag-info.ts";
+import { dagParsingRoutes } from "./routes/dag-parsing.ts";
+import { dagVersionRoutes } from "./routes/dag-versions.ts";
 import { dagRoutes } from "./routes/dags.ts";
+import { importErrorRoutes } from "./routes/import-errors.ts";
 import { loginRoutes } from "./routes/login.ts";
 import { monitorRoutes } from "./routes/monitor.ts";
 import { taskInstanceRoutes } from "./routes/task-instances.ts";
@@ -38,10 +41,6 @@ export interface CreateAppOptions {
   loginThrottle?: LoginThrottle;
   /** Every route but login and health needs credentials (a runner listening beyond loopback: src/api/open-listen.ts). */
   credentialsEverywhere?: boolean;
-  /** DAG files that failed to load (GET /api/v2/importErrors). */
-  importErrors?: () => readonly DagImportError[];
-  /** When the DAGs were loaded (a DAG's last_parsed_time); the app's creation when omitted. */
-  dagsLoadedAt?: Date;
   logger: Logger;
   /** The engine's registry; the API adds its request metrics to it. A private one when omitted. */
   metricsRegistry?: Registry;
@@ -67,8 +66,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     runner: options.runner,
     auth,
     loginThrottle: options.loginThrottle ?? LoginThrottle.inMemory(),
-    dags: { fileToken: (fileloc) => auth.fileToken(fileloc), loadedAt: options.dagsLoadedAt ?? new Date() },
-    importErrors: options.importErrors ?? (() => []),
+    dags: { fileToken: (fileloc) => auth.fileToken(fileloc) },
     logger: options.logger,
     metricsRegistry: options.metricsRegistry ?? new Registry(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
@@ -79,6 +77,9 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     ...loginRoutes(context),
     ...dagRoutes(context),
     ...dagInfoRoutes(context),
+    ...dagVersionRoutes(context),
+    ...importErrorRoutes(context),
+    ...dagParsingRoutes(context),
     ...dagRunRoutes(context),
     ...taskInstanceRoutes(context),
     ...variableRoutes(context),

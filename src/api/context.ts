@@ -8,15 +8,6 @@ import type { LoginThrottle } from "./login-throttle.ts";
 import type { SchemaStatusResponse } from "./schemas.ts";
 import type { DagSerializeContext } from "./serialize.ts";
 
-/** A DAG file the runner could not load (Airflow's import error). */
-export interface DagImportError {
-  id: number;
-  /** Relative to the repository, as a DAG's fileloc (dags/<file>.ts). */
-  filename: string;
-  timestamp: Date;
-  stackTrace: string;
-}
-
 export interface ApiContext {
   runner: RunnerService;
   logger: Logger;
@@ -24,10 +15,8 @@ export interface ApiContext {
   auth: Authenticator;
   /** Counts wrong passwords per user name and client address (POST /auth/token). */
   loginThrottle: LoginThrottle;
-  /** File tokens and the DAGs' load time, for serialising DAGs. */
+  /** File tokens, for serialising DAGs. */
   dags: DagSerializeContext;
-  /** DAG files that failed to load when the runner started (none when absent). */
-  importErrors: () => readonly DagImportError[];
   /** Aborted when the server shuts down, so long waits answer at once instead of holding it. */
   shutdownSignal: AbortSignal;
   /** The world's schema status (GET /api/v2/system/schema); absent where no world is wired in. */

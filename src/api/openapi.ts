@@ -99,7 +99,7 @@ export function buildOpenApiDocument(specs: RouteSpec[], info: { version: string
       title: "Clickstream stand DAG runner API",
       version: info.version,
       description:
-        "The shape of Airflow's public REST API v2 for the stand's DAG runner. Mutating calls (POST, PATCH, " +
+        "The shape of Airflow's public REST API v2 for the stand's DAG runner. Mutating calls (POST, PUT, PATCH, " +
         "DELETE) need 'Authorization: Bearer <runner.api_token>'. Errors are problem JSON naming the field.",
     },
     servers: [{ url: "/" }],

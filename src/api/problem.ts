@@ -2,7 +2,18 @@
 // answers, and the one error handler that maps engine errors to statuses by class.
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { ConfValidationError, DagNotFoundError, DagRunNotFoundError, DuplicateRunError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "../runner/index.ts";
+import {
+  ConfValidationError,
+  DagNotFoundError,
+  DagRunNotFoundError,
+  DagStaleError,
+  DagVersionNotFoundError,
+  DuplicateRunError,
+  TaskInstanceNotFoundError,
+  TryNotFoundError,
+  UnknownTaskIdsError,
+  VariableNotFoundError,
+} from "../runner/index.ts";
 import { errorCode, coerceError } from "../errors.ts";
 
 /** One item of FastAPI's validation detail (Airflow's HTTPValidationError). */
@@ -82,11 +93,13 @@ function validationProblem(problem: ApiProblem): ProblemBody {
 /** Maps an engine error to a problem by its class; undefined for errors that are not the caller's. */
 export function problemForRunnerError(err: unknown): (ProblemBody & { detail: string }) | undefined {
   if (err instanceof DagNotFoundError) return problemOf(404, err.message, { field: "dag_id" });
+  if (err instanceof DagVersionNotFoundError) return problemOf(404, err.message, { field: "version_number" });
   if (err instanceof DagRunNotFoundError) return problemOf(404, err.message, { field: "dag_run_id" });
   if (err instanceof TaskInstanceNotFoundError) return problemOf(404, err.message, { field: "task_id" });
   if (err instanceof TryNotFoundError) return problemOf(404, err.message, { field: "try_number" });
   if (err instanceof VariableNotFoundError) return problemOf(404, err.message, { field: "variable_key" });
   if (err instanceof DuplicateRunError) return problemOf(409, err.message, { field: "dag_run_id" });
+  if (err instanceof DagStaleError) return problemOf(409, err.message, { field: "dag_id" });
   if (err instanceof UnknownTaskIdsError) return problemOf(400, err.message, { field: "task_ids" });
   // Airflow answers invalid params with 400; the field is the path inside the body.
   if (err instanceof ConfValidationError) {

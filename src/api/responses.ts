@@ -16,13 +16,26 @@ export const RUN_TYPES = ["backfill", "scheduled", "manual", "operator_triggered
 
 const dagTag = z.object({ name: z.string(), dag_id: z.string(), dag_display_name: z.string() });
 
+/** Airflow's DagVersionResponse: one version of a DAG, made per change of its structure or code. */
+export const dagVersionResponse = z.object({
+  id: z.uuid(),
+  version_number: z.number().int(),
+  dag_id: z.string(),
+  bundle_name: z.string().nullable().describe("always dags-folder: the runner's one bundle"),
+  bundle_version: z.string().nullable().describe("always null: the DAGs folder is not a versioned bundle"),
+  created_at: isoDate,
+  dag_display_name: z.string(),
+  bundle_url: z.string().nullable(),
+});
+export const dagVersionCollection = z.object({ dag_versions: z.array(dagVersionResponse), total_entries: z.number().int() });
+
 const dagFields = {
   dag_id: z.string(),
   dag_display_name: z.string(),
   is_paused: z.boolean(),
-  is_stale: z.boolean(),
-  last_parsed_time: nullableIsoDate.describe("when the runner loaded its DAGs"),
-  last_parse_duration: z.number().nullable(),
+  is_stale: z.boolean().describe("its file is gone or no longer declares it: runs stay readable, none can be triggered"),
+  last_parsed_time: nullableIsoDate.describe("when the DAG's file was last parsed (for a DAG given in code: when a runner last recorded it)"),
+  last_parse_duration: z.number().nullable().describe("seconds the last parse of its file took; null for a DAG given in code"),
   last_expired: nullableIsoDate,
   bundle_name: z.string().nullable(),
   bundle_version: z.string().nullable(),
@@ -38,7 +51,7 @@ const dagFields = {
   max_active_runs: z.number().int().nullable(),
   max_consecutive_failed_dag_runs: z.number().int(),
   has_task_concurrency_limits: z.boolean(),
-  has_import_errors: z.boolean(),
+  has_import_errors: z.boolean().describe("its file does not load now; the DAG keeps its last good version meanwhile"),
   next_dagrun_logical_date: nullableIsoDate,
   next_dagrun_data_interval_start: nullableIsoDate,
   next_dagrun_data_interval_end: nullableIsoDate,
@@ -74,7 +87,7 @@ export const dagDetailsResponse = z.object({
   is_favorite: z.boolean(),
   active_runs_count: z.number().int(),
   concurrency: z.number().int(),
-  latest_dag_version: z.null().describe("the runner does not version DAGs"),
+  latest_dag_version: dagVersionResponse.nullable(),
 });
 
 export const dagRunResponse = z.object({
@@ -95,7 +108,7 @@ export const dagRunResponse = z.object({
   triggering_user_name: z.string().nullable().describe("the user of the token that triggered it (login users); null otherwise"),
   conf: z.record(z.string(), z.unknown()).nullable(),
   note: z.string().nullable(),
-  dag_versions: z.array(z.never()).describe("always empty: the runner does not version DAGs"),
+  dag_versions: z.array(dagVersionResponse).describe("the version the run was made from (and runs to its end); empty for a run from before versions"),
   bundle_version: z.string().nullable(),
   dag_display_name: z.string(),
   partition_key: z.string().nullable(),
@@ -145,7 +158,7 @@ export const taskInstanceResponse = z.object({
   rendered_fields: z.record(z.string(), z.unknown()),
   trigger: z.null(),
   triggerer_job: z.null(),
-  dag_version: z.null(),
+  dag_version: dagVersionResponse.nullable().describe("its run's version"),
   // runner extensions
   error: z.string().nullable().describe("extension: the latest try's error"),
   child_dag_id: z.string().nullable().describe("extension: for a waiting trigger, the child run it started"),
@@ -211,7 +224,7 @@ export const healthResponse = z.object({
   triggerer: z
     .object({ status: componentStatus, latest_triggerer_heartbeat: nullableIsoDate })
     .describe("waiting triggers resume inside the engine: the scheduler's heartbeat is theirs"),
-  dag_processor: z.null().describe("DAGs are loaded once when the runner starts; there is no separate processor"),
+  dag_processor: z.null().describe("the DAG processor runs inside a runner (one of a pool parses) and has no heartbeat of its own"),
 });
 
 export const versionResponse = z.object({
@@ -242,7 +255,7 @@ export const dagStatsCollection = z.object({
 export const dagSourceResponse = z.object({
   content: z.string().nullable(),
   dag_id: z.string(),
-  version_number: z.null(),
+  version_number: z.number().int().nullable().describe("the version whose source this is; null when the DAG has no version"),
   dag_display_name: z.string(),
 });
 
@@ -269,3 +282,4 @@ export type VariableChangeResponse = z.infer<typeof variableChangeResponse>;
 export type LogResponse = z.infer<typeof logResponse>;
 export type BulkResponse = z.infer<typeof bulkResponse>;
 export type ImportErrorResponse = z.infer<typeof importErrorResponse>;
+export type DagVersionResponse = z.infer<typeof dagVersionResponse>;

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { assertStorableJson } from "./body-checks.ts";
 import { ApiProblem } from "./problem.ts";
 
-export type HttpMethod = "get" | "post" | "patch" | "delete";
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
 export interface ResponseDoc {
   description: string;

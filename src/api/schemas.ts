@@ -34,6 +34,12 @@ export const logPathParams = taskPathParams
   .strict();
 export const variablePathParams = z.object({ variable_key: variableKeySchema }).strict();
 
+/** A whole number as a path or query parameter (version numbers, import error ids: Postgres integers). */
+const idNumber = z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(2_147_483_647);
+export const dagVersionPathParams = z.object({ dag_id: dagIdSchema, version_number: idNumber }).strict();
+export const importErrorPathParams = z.object({ import_error_id: idNumber }).strict();
+export const fileTokenPathParams = z.object({ file_token: z.string().min(1).max(2000).describe("a DAG's file_token") }).strict();
+
 /** An empty query value (?limit=, as airflowctl sends an unset option) reads as absent. */
 const blankIsAbsent = (value: unknown) => (value === "" ? undefined : value);
 
@@ -72,7 +78,11 @@ export const listDagsQuery = pageQuery
       .optional()
       .describe("only paused (true) or unpaused (false) DAGs"),
     dag_id_pattern: z.string().max(250).optional().describe("Airflow's pattern: case-insensitive substring, % and _ wildcards, | for or"),
-    exclude_stale: z.enum(["true", "false"], { error: "must be true or false" }).optional().describe("accepted; no DAG is stale here"),
+    exclude_stale: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .default("true")
+      .transform((v) => v === "true")
+      .describe("leave out stale DAGs (Airflow's default: true)"),
     order_by: z
       .union([z.enum(["dag_id", "-dag_id"]), z.array(z.enum(["dag_id", "-dag_id"]))])
       .transform((v) => [v].flat())
@@ -112,13 +122,31 @@ export const importErrorsQuery = pageQuery
   .extend({
     limit: limitParam(50),
     order_by: oneOrMany(z.enum(["id", "-id", "import_error_id", "-import_error_id", "timestamp", "-timestamp", "filename", "-filename"])).optional(),
+    filename: z.string().max(2000).optional().describe("only the import error of this file (dags/<file>.ts)"),
+    filename_pattern: z.string().max(2000).optional().describe("case-insensitive substring of the file name, % and _ wildcards"),
+    filename_prefix_pattern: z.string().max(2000).optional().describe("case-sensitive prefix of the file name"),
+    bundle_name: z.string().max(250).optional().describe("only this bundle's (every import error is dags-folder's)"),
+  })
+  .strict();
+
+const VERSION_ORDER = ["id", "-id", "version_number", "-version_number"] as const;
+
+export const dagVersionsQuery = pageQuery
+  .extend({
+    limit: limitParam(50),
+    version_number: idNumber.optional().describe("only this version"),
+    bundle_name: z.string().max(250).optional().describe("every version is dags-folder's: another name gives an empty page"),
+    bundle_version: z.preprocess(blankIsAbsent, z.string().max(250).optional()).describe("every version's bundle_version is null: any value gives an empty page"),
+    order_by: oneOrMany(z.enum(VERSION_ORDER))
+      .default(["id"])
+      .describe("oldest first, '-' for newest first; id orders as version_number (the order versions were made in)"),
   })
   .strict();
 
 export const dagStatsQuery = z.object({ dag_ids: oneOrMany(dagIdSchema).optional() }).strict();
 
 export const dagSourceQuery = z
-  .object({ version_number: z.coerce.number().int().refine((n) => n === 1, "must be 1: the runner keeps one version of each DAG").optional() })
+  .object({ version_number: z.preprocess(blankIsAbsent, idNumber.optional()).describe("the version whose source to answer (the latest when absent)") })
   .strict();
 
 export const waitQuery = z
@@ -218,7 +246,7 @@ export const clearTaskInstancesBody = z
     reset_dag_runs: z.boolean().default(true),
     start_date: inputIsoDate.nullable().optional(),
     end_date: inputIsoDate.nullable().optional(),
-    run_on_latest_version: z.boolean().nullable().optional().describe("accepted; the runner keeps one version of each DAG"),
+    run_on_latest_version: z.boolean().nullable().optional().describe("accepted, not applied: a cleared run keeps the version it was made from"),
     prevent_running_task: z.boolean().default(false).describe("accepted; running task instances are never cleared here"),
     note: z.string().max(1000).nullable().optional().describe("set as the run's note when the clear is not dry"),
   })

@@ -4,6 +4,8 @@ import { createHash } from "node:crypto";
 import type {
   DagRunRecord,
   DagSummary,
+  DagVersionRecord,
+  ImportErrorRecord,
   TaskInstanceRecord,
   TaskLogRecord,
   VariableChange,
@@ -13,20 +15,21 @@ import type {
   DagDetailsResponse,
   DagResponse,
   DagRunResponse,
+  DagVersionResponse,
+  ImportErrorResponse,
   TaskInstanceResponse,
   VariableChangeResponse,
   VariableResponse,
 } from "./schemas.ts";
 import { TRIGGERED_BY_TYPES } from "./responses.ts";
 
-/** What a DAG's serialisation needs besides the DAG: its file token and when DAGs were loaded. */
+/** What a DAG's serialisation needs besides the DAG: its file token. */
 export interface DagSerializeContext {
   fileToken(fileloc: string): string;
-  loadedAt: Date;
 }
 
 /** Airflow's default bundle: the DAGs folder. */
-const BUNDLE_NAME = "dags-folder";
+export const BUNDLE_NAME = "dags-folder";
 
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
@@ -36,14 +39,28 @@ function secondsBetween(start: Date | null, end: Date | null): number | null {
   return start && end ? (end.getTime() - start.getTime()) / 1000 : null;
 }
 
+/** A version as Airflow's DagVersionResponse: the DAGs folder is one unversioned bundle. */
+export function serializeDagVersion(version: DagVersionRecord): DagVersionResponse {
+  return {
+    id: version.id,
+    version_number: version.versionNumber,
+    dag_id: version.dagId,
+    bundle_name: BUNDLE_NAME,
+    bundle_version: null,
+    created_at: version.createdAt.toISOString(),
+    dag_display_name: version.dagId,
+    bundle_url: null,
+  };
+}
+
 export function serializeDag(dag: DagSummary, context: DagSerializeContext): DagResponse {
   return {
     dag_id: dag.dagId,
     dag_display_name: dag.dagId,
     is_paused: dag.isPaused,
-    is_stale: false,
-    last_parsed_time: context.loadedAt.toISOString(),
-    last_parse_duration: null,
+    is_stale: dag.isStale,
+    last_parsed_time: iso(dag.lastParsedTime),
+    last_parse_duration: dag.lastParseDurationS,
     last_expired: null,
     bundle_name: BUNDLE_NAME,
     bundle_version: null,
@@ -60,7 +77,7 @@ export function serializeDag(dag: DagSummary, context: DagSerializeContext): Dag
     max_active_runs: dag.maxActiveRuns,
     max_consecutive_failed_dag_runs: 0,
     has_task_concurrency_limits: false,
-    has_import_errors: false,
+    has_import_errors: dag.hasImportErrors,
     next_dagrun_logical_date: null,
     next_dagrun_data_interval_start: null,
     next_dagrun_data_interval_end: null,
@@ -106,7 +123,7 @@ export function serializeDagDetails(dag: DagSummary, context: DagSerializeContex
     is_favorite: false,
     active_runs_count: context.activeRuns,
     concurrency: base.max_active_tasks,
-    latest_dag_version: null,
+    latest_dag_version: dag.latestVersion === null ? null : serializeDagVersion(dag.latestVersion),
   };
 }
 
@@ -150,7 +167,7 @@ export function serializeRun(run: DagRunRecord): DagRunResponse {
     triggering_user_name: by.user,
     conf: run.conf,
     note: run.note,
-    dag_versions: [],
+    dag_versions: run.dagVersion === null ? [] : [serializeDagVersion(run.dagVersion)],
     bundle_version: null,
     dag_display_name: run.dagId,
     partition_key: null,
@@ -210,10 +227,20 @@ export function serializeTaskInstance(ti: TaskInstanceRecord, run: DagRunRecord)
     rendered_fields: {},
     trigger: null,
     triggerer_job: null,
-    dag_version: null,
+    dag_version: run.dagVersion === null ? null : serializeDagVersion(run.dagVersion),
     error: ti.error,
     child_dag_id: ti.childDagId,
     child_dag_run_id: ti.childRunId,
+  };
+}
+
+export function serializeImportError(error: ImportErrorRecord): ImportErrorResponse {
+  return {
+    import_error_id: error.id,
+    timestamp: error.timestamp.toISOString(),
+    filename: error.filename,
+    bundle_name: error.bundleName,
+    stack_trace: error.stackTrace,
   };
 }
 

@@ -100,6 +100,16 @@ export const standConfigSchema = z
         /** Honour armed fail and pause points (runner.fail_points, runner.pause_points): the test
          * stand's fault tests only; refused in the user's stand.yaml (parseStandConfig). */
         fail_points: z.boolean().optional(),
+        /** The DAG processor (src/dag-processor): it parses dags/ and <state_dir>/dags. */
+        dags: z
+          .object({
+            /** A DAG file whose top level runs longer is an import error (Airflow's dag_file_processor_timeout). */
+            parse_timeout_seconds: z.number().min(1).max(600).default(30),
+            /** The rescan under the file watcher: how often the folders' sizes and mtimes are compared. */
+            rescan_ms: z.number().int().min(100).max(60_000).default(1000),
+          })
+          .strict()
+          .default({ parse_timeout_seconds: 30, rescan_ms: 1000 }),
         /** Airflow-style login (POST /auth/token): users and the key that signs their JWTs. */
         auth: z
           .object({

@@ -1,4 +1,5 @@
-// Process entry of the runner: starts the engine with the DAGs of dags/index.ts and the stand's app
+// Process entry of the runner: starts the engine, the DAG processor (the DAGs of dags/ and
+// <state_dir>/dags, parsed by one runner of a pool, taken from Postgres by all) and the stand's app
 // (REST API, web view, world status: app.ts) on runner.listen_host:runner.api_port; SIGTERM/SIGINT
 // stop both cleanly (a second signal forces).
 import { createServer, type Server } from "node:http";
@@ -10,10 +11,11 @@ import { apiListenHost, currentInstance, loadStandConfig, postgresUrl, processEn
 import { watchKeeper } from "../keeper/index.ts";
 import { standContext } from "../stand/index.ts";
 import { coerceError, errorCode } from "../errors.ts";
-import { createRunner, type Runner } from "../runner/index.ts";
+import { createRunner, DagRegistry, type Runner } from "../runner/index.ts";
+import { DagProcessor } from "../dag-processor/index.ts";
 import { assertOpenListenSecured, isLoopbackHost, LoginThrottle } from "../api/index.ts";
 import { createStandApp } from "./app.ts";
-import { loadDags } from "./dag-loader.ts";
+import { dagFolders } from "./dag-folders.ts";
 import { SERVER_MIGRATION_SETS } from "./migration-sets.ts";
 
 const CLOSE_GRACE_MS = 10_000;
@@ -59,17 +61,32 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   const host = apiListenHost(config);
   const instance = currentInstance(config, "runner"); // its port: runner.api_port + index - 1
   assertOpenListenSecured(host, config.runner.api_token); // before anything starts: beyond loopback, no weak token
-  const { dags, importErrors, loadedAt } = await loadDags(logger.child({ component: "dags" }));
+  const pgUrl = postgresUrl(config.postgres.runner_database, config);
+  const processor = new DagProcessor({
+    pgUrl,
+    folders: dagFolders(config),
+    parseTimeoutMs: config.runner.dags.parse_timeout_seconds * 1000,
+    rescanMs: config.runner.dags.rescan_ms,
+    logger: logger.child({ component: "dag-processor" }),
+  });
   const runner = createRunner({
-    pgUrl: postgresUrl(config.postgres.runner_database, config),
-    dags,
+    pgUrl,
+    dags: new DagRegistry([], { pending: true }),
+    loadDagVersion: processor.loadVersion,
     concurrency: config.runner.worker_concurrency,
     leaseSeconds: config.runner.lease_seconds,
     failPoints: config.runner.fail_points ?? false,
     migrationSets: SERVER_MIGRATION_SETS,
     logger: logger.child({ component: "engine" }),
   });
-  await runner.start();
+  try {
+    await runner.start();
+    await processor.start(runner);
+  } catch (err) {
+    await processor.stop();
+    await runner.stop();
+    throw err;
+  }
 
   // wrong passwords counted in Postgres, so every runner on this database counts the same guesses
   const throttlePool = new pg.Pool({ connectionString: postgresUrl(config.postgres.runner_database, config), max: 2 });
@@ -78,6 +95,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   try {
     loginThrottle = await LoginThrottle.inPostgres(throttlePool, config.runner.auth?.login_throttle);
   } catch (err) {
+    await processor.stop();
     await runner.stop();
     await throttlePool.end();
     throw err;
@@ -94,8 +112,6 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
     },
     loginThrottle,
     credentialsEverywhere: !isLoopbackHost(host),
-    importErrors: () => importErrors,
-    dagsLoadedAt: loadedAt,
     logger: logger.child({ component: "api" }),
     metricsRegistry: runner.metrics,
     shutdownSignal: shutdown.signal,
@@ -111,6 +127,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
   try {
     await listen(httpServer, instance.port, host);
   } catch (err) {
+    await processor.stop();
     await runner.stop();
     await throttlePool.end();
     if (errorCode(err) === "EADDRINUSE") {
@@ -121,7 +138,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
     throw err;
   }
   const url = `http://${host}:${instance.port}`;
-  logger.info({ url, instance: instance.name, dags: dags.map((dag) => dag.id) }, "runner API listening");
+  logger.info({ url, instance: instance.name, dags: runner.registry.list().map((dag) => dag.id), parses: processor.isLeader }, "runner API listening");
 
   let stopping: Promise<void> | undefined;
   return {
@@ -132,6 +149,7 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
       stopping ??= (async () => {
         shutdown.abort();
         await closeServer(httpServer, logger);
+        await processor.stop();
         await runner.stop();
         await throttlePool.end();
       })();

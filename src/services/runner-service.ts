@@ -62,7 +62,7 @@ export function runnerSpec(ctx: StandContext, instance = 1): NodeServiceSpec {
   return {
     name,
     entry: SERVER_ENTRY,
-    loader: "tsx", // it import()s the DAG folder (src/server/dag-loader.ts)
+    loader: "tsx", // it import()s the DAG folder (src/dag-processor)
     port,
     stopGraceMs: STOP_GRACE_MS,
     fingerprint: FINGERPRINT,

@@ -1,17 +1,13 @@
 // Airflow's document is the contract: every route we serve that Airflow has answers, for real,
 // something that validates against vendor/airflow/v2-rest-api-generated.yaml (harness.call checks
 // each answer; this file calls every route and proves each was seen). Also: login tokens (expiry,
-// tampering), the PATCH of a task instance, the log continuation token, bulk variables, and import
-// errors from a DAG folder with a broken file.
+// tampering), the PATCH of a task instance, the log continuation token and bulk variables (a DAG
+// folder's import errors: test/dag-processor/).
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { SignJWT } from "jose";
 import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas.ts";
-import { repoRoot } from "../../src/config/stand.ts";
-import { loadDags } from "../../src/server/dag-loader.ts";
-import { silentLogger, useTestRunner } from "../../testkit/runner/runner-db.ts";
+import { useTestRunner, withClient } from "../../testkit/runner/runner-db.ts";
 import { airflowTemplate, validatedAnswers } from "../../testkit/runner/airflow-contract.ts";
 import { TEST_LOGIN, TEST_USER, auth, call, problemText, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { testDags } from "../../testkit/runner/api-dags.ts";
@@ -26,9 +22,11 @@ void describe("every route answers as Airflow's document says", () => {
   const bearer = () => ({ Authorization: `Bearer ${jwt}` });
 
   before(async () => {
-    api = await startApi(engine.runner, undefined, {
-      importErrors: () => [{ id: 1, filename: "dags/broken.ts", timestamp: new Date(), stackTrace: "Error: boom\n    at dags/broken.ts:1:7" }],
-    });
+    api = await startApi(engine.runner);
+    // an import error as the DAG processor records one (this runner's DAGs are given in code)
+    await withClient(engine.db, (client) =>
+      client.query("insert into runner.import_errors (filename, stack_trace) values ($1, $2)", ["dags/broken.ts", "Error: boom\n    at dags/broken.ts:1:7"]),
+    );
     const login = await call<{ access_token: string }>(api.baseUrl, "POST", "/auth/token", { body: TEST_USER });
     assert.equal(login.status, 201, login.text);
     jwt = login.body.access_token;
@@ -155,6 +153,9 @@ void describe("every route answers as Airflow's document says", () => {
       "/api/v2/importErrors",
       "/api/v2/dagStats",
       "/api/v2/dagSources/api_ok",
+      "/api/v2/dagSources/api_ok?version_number=1",
+      "/api/v2/dags/api_ok/dagVersions?order_by=-version_number",
+      "/api/v2/dags/api_ok/dagVersions/1",
     ];
     for (const p of reads) {
       const res = await call(api.baseUrl, "GET", p);
@@ -165,14 +166,17 @@ void describe("every route answers as Airflow's document says", () => {
     // a file token names a file (Airflow 2): the answer is its source, under one of its DAGs
     assert.ok(["api_ok", "api_fail", "api_slow"].includes(byToken.body.dag_id));
     assert.match(byToken.body.content ?? "", /id: "api_ok"/);
-    const errors = await call<{ import_errors: { filename: string }[] }>(api.baseUrl, "GET", "/api/v2/importErrors");
+    const errors = await call<{ import_errors: { filename: string; import_error_id: number }[] }>(api.baseUrl, "GET", "/api/v2/importErrors");
     assert.deepEqual(errors.body.import_errors.map((e) => e.filename), ["dags/broken.ts"]);
+    const oneError = await call(api.baseUrl, "GET", `/api/v2/importErrors/${errors.body.import_errors[0]?.import_error_id}`);
+    assert.equal(oneError.status, 200, oneError.text);
     const writes: [string, string, unknown, number][] = [
       ["PATCH", "/api/v2/dags/api_ok?update_mask=is_paused", { is_paused: false }, 200],
       ["PATCH", `${runPath}?update_mask=note`, { note: "seen" }, 200],
       ["POST", "/api/v2/dags/api_fail/clearTaskInstances", { dag_run_id: run.body.dag_run_id, task_ids: [["boom", -1]] }, 200],
       ["PATCH", "/api/v2/variables/bulk_x", { key: "bulk_x", value: { a: 1 } }, 200],
       ["DELETE", "/api/v2/variables/bulk_x", undefined, 204],
+      ["PUT", `/api/v2/parseDagFile/${dag.body.file_token}`, undefined, 201],
     ];
     for (const [method, p, body, status] of writes) {
       const res = await call(api.baseUrl, method, p, { headers: bearer(), body });
@@ -183,26 +187,5 @@ void describe("every route answers as Airflow's document says", () => {
     assert.ok(served.length >= 24, `only ${served.length} of our routes are Airflow's`);
     const unseen = served.filter((spec) => ![...validatedAnswers].some((seen) => new RegExp(`^${spec.method.toUpperCase()} ${spec.path.replace(/[{}]/g, "\\$&")} 2\\d\\d$`).test(seen)));
     assert.deepEqual(unseen.map((s) => `${s.method.toUpperCase()} ${s.path}`), []);
-  });
-});
-
-void describe("a DAG file that fails to load is an import error, not a stopped runner", () => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(path.join(repoRoot, "test", ".dag-folder-"));
-    const dagModule = path.join(repoRoot, "src/runner/dag.ts");
-    writeFileSync(path.join(dir, "good.ts"), `import { defineDag } from ${JSON.stringify(dagModule)};\nexport default defineDag({ id: "good" }).task("t", () => undefined).build();\n`);
-    writeFileSync(path.join(dir, "broken.ts"), `throw new Error("broken on purpose");\n`);
-    writeFileSync(path.join(dir, "twin.ts"), `import { defineDag } from ${JSON.stringify(dagModule)};\nexport default defineDag({ id: "good", fileloc: "twin.ts" }).task("t", () => undefined).build();\n`);
-    writeFileSync(path.join(dir, "index.ts"), `import good from "./good.ts";\nimport broken from "./broken.ts";\nexport const dags = [good, broken];\n`);
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
-
-  void it("loads the good DAG and reports the broken file and the duplicate id", async () => {
-    const loaded = await loadDags(silentLogger, { dir, index: "index.ts" });
-    assert.deepEqual(loaded.dags.map((d) => d.id), ["good"]);
-    const files = loaded.importErrors.map((e) => path.basename(e.filename)).sort();
-    assert.deepEqual(files, ["broken.ts", "twin.ts"]);
-    assert.match(loaded.importErrors.find((e) => e.filename.endsWith("broken.ts"))?.stackTrace ?? "", /broken on purpose/);
   });
 });

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { type RunnerApp, type LoginConfig, type DagImportError, type LoginThrottle, type ProblemBody } from "../../src/api/index.ts";
+import { type RunnerApp, type LoginConfig, type LoginThrottle, type ProblemBody } from "../../src/api/index.ts";
 import type { RunnerService } from "../../src/runner/index.ts";
 import { createStandApp } from "../../src/server/index.ts";
 import { checkAgainstAirflow } from "./airflow-contract.ts";
@@ -27,7 +27,6 @@ export interface ApiHarness {
 
 export interface StartApiOptions {
   login?: LoginConfig;
-  importErrors?: () => readonly DagImportError[];
   loginThrottle?: LoginThrottle;
   /** As a runner listening beyond loopback: every route but login and health needs credentials. */
   credentialsEverywhere?: boolean;
@@ -39,7 +38,6 @@ export async function startApi(runner: RunnerService, registry: Registry = new R
     runner,
     token: TEST_TOKEN,
     login: options.login ?? TEST_LOGIN,
-    importErrors: options.importErrors,
     loginThrottle: options.loginThrottle,
     credentialsEverywhere: options.credentialsEverywhere,
     logger: pino({ level: "silent" }),

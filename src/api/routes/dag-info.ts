@@ -1,6 +1,5 @@
 // What Airflow's clients read about the DAGs beside the DAGs themselves: run counts per state
-// (dagStats), a DAG's source file (dagSources), the DAG files that failed to load (importErrors),
-// and the API's version.
+// (dagStats), a DAG's source at a version (dagSources), and the API's version.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { repoRoot } from "../../config/index.ts";
@@ -16,9 +15,6 @@ import {
   dagSourceResponse,
   dagStatsCollection,
   dagStatsQuery,
-  importErrorCollection,
-  importErrorsQuery,
-  pageOf,
   versionResponse,
 } from "../schemas.ts";
 import { z } from "zod";
@@ -26,7 +22,7 @@ import { z } from "zod";
 /** A DAG id, or (as Airflow 2's dagSources/{file_token}) a file token this API handed out. */
 const dagSourcePathParams = z.object({ dag_id: z.string().min(1).max(2000).describe("a DAG id, or a DAG's file_token") }).strict();
 
-export function dagInfoRoutes({ runner, auth, importErrors }: ApiContext): RouteSpec[] {
+export function dagInfoRoutes({ runner, auth }: ApiContext): RouteSpec[] {
   /** The DAG a dagSources path names: by id, else by the file its token signs. */
   async function dagForSource(idOrToken: string): Promise<DagSummary> {
     if (dagIdSchema.safeParse(idOrToken).success) {
@@ -39,8 +35,8 @@ export function dagInfoRoutes({ runner, auth, importErrors }: ApiContext): Route
     return byFile;
   }
 
-  /** The source of a loaded DAG's own file; only files under the repository are read. */
-  async function sourceOf(dag: DagSummary): Promise<string | null> {
+  /** The source of a DAG's own file as it is now; only files under the repository are read. */
+  async function fileSourceOf(dag: DagSummary): Promise<string | null> {
     const file = path.resolve(repoRoot, dag.fileloc);
     if (!file.startsWith(repoRoot + path.sep)) return null;
     try {
@@ -84,53 +80,31 @@ export function dagInfoRoutes({ runner, auth, importErrors }: ApiContext): Route
       path: "/api/v2/dagSources/{dag_id}",
       operationId: "get_dag_source",
       summary: "The source file of a DAG",
-      description: "By DAG id (Airflow 3), or by the DAG's file_token (Airflow 2). JSON by default; 'Accept: text/plain' gives the file as is.",
+      description:
+        "By DAG id (Airflow 3), or by the DAG's file_token (Airflow 2). The source stored with the version (version_number, " +
+        "the latest when absent); a DAG given in code has none stored, so without version_number its file as it is now is read. " +
+        "JSON by default; 'Accept: text/plain' gives the source as is.",
       tag: "DagSource",
       auth: false,
       params: dagSourcePathParams,
       query: dagSourceQuery,
       responses: {
-        200: { description: "The DAG's source (content null when its file cannot be read)", schema: dagSourceResponse, schemaName: "DAGSourceResponse" },
-        404: { description: "Unknown DAG or file token" },
+        200: { description: "The DAG's source (content null when the version has none stored, or its file cannot be read)", schema: dagSourceResponse, schemaName: "DAGSourceResponse" },
+        404: { description: "Unknown DAG, file token or version" },
       },
-      async handle({ params, req, res }) {
+      async handle({ params, query, req, res }) {
         const dag = await dagForSource(params.dag_id);
-        const content = await sourceOf(dag);
+        const stored = await runner.getDagSource(dag.dagId, query.version_number ?? null);
+        const content = stored.content ?? (query.version_number === undefined ? await fileSourceOf(dag) : null);
         if (req.accepts(["application/json", "text/plain"]) === "text/plain") {
-          if (content === null) throw new ApiProblem(404, `the source file of DAG '${dag.dagId}' (${dag.fileloc}) cannot be read`, { field: "dag_id" });
+          if (content === null) {
+            const why = query.version_number === undefined ? `none is stored and its file (${dag.fileloc}) cannot be read` : `none is stored with version ${query.version_number}`;
+            throw new ApiProblem(404, `no source of DAG '${dag.dagId}': ${why}`, { field: query.version_number === undefined ? "dag_id" : "version_number" });
+          }
           res.type("text/plain; charset=utf-8").send(content);
           return;
         }
-        res.json({ content, dag_id: dag.dagId, version_number: null, dag_display_name: dag.dagId });
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/v2/importErrors",
-      operationId: "get_import_errors",
-      summary: "DAG files that failed to load",
-      description: "A DAG file whose import throws (or whose DAG is invalid) is left out and listed here; the runner starts with the rest.",
-      tag: "Import Error",
-      auth: false,
-      query: importErrorsQuery,
-      responses: { 200: { description: "One page of import errors", schema: importErrorCollection, schemaName: "ImportErrorCollectionResponse" } },
-      handle({ query, res }) {
-        const order = query.order_by?.[0] ?? "id";
-        const key = order.replace(/^-/, "");
-        const sorted = [...importErrors()].sort((a, b) =>
-          key === "timestamp" ? a.timestamp.getTime() - b.timestamp.getTime() : key === "filename" ? a.filename.localeCompare(b.filename) : a.id - b.id,
-        );
-        if (order.startsWith("-")) sorted.reverse();
-        res.json({
-          import_errors: pageOf(sorted, query).map((e) => ({
-            import_error_id: e.id,
-            timestamp: e.timestamp.toISOString(),
-            filename: e.filename,
-            bundle_name: "dags-folder",
-            stack_trace: e.stackTrace,
-          })),
-          total_entries: sorted.length,
-        });
+        res.json({ content, dag_id: dag.dagId, version_number: stored.versionNumber, dag_display_name: dag.dagId });
       },
     }),
     defineRoute({

@@ -1,21 +1,12 @@
 // GET /api/v2/dags, GET and PATCH /api/v2/dags/{dag_id}, GET .../details: the DAGs the runner knows,
 // and pausing.
+import { patternMatcher } from "../airflow-pattern.ts";
 import type { ApiContext } from "../context.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
 import { dagCollection, dagDetailsResponse, dagPatchBody, dagPatchQuery, dagPathParams, dagResponse, listDagsQuery, pageOf } from "../schemas.ts";
 import { serializeDag, serializeDagDetails } from "../serialize.ts";
 
 const unknownDag = { description: "Unknown DAG" };
-
-/** Airflow's *_pattern: case-insensitive substring, % any run of characters, _ one character. */
-function patternMatcher(pattern: string | undefined): (text: string) => boolean {
-  if (pattern === undefined || pattern === "~") return () => true;
-  const alternatives = pattern.split("|").map((part) => {
-    const escaped = part.replace(/[.*+?^${}()[\]\\]/g, "\\$&").replace(/%/g, ".*").replace(/_/g, ".");
-    return new RegExp(escaped, "i");
-  });
-  return (text) => alternatives.some((re) => re.test(text));
-}
 
 export function dagRoutes({ runner, dags: dagContext }: ApiContext): RouteSpec[] {
   return [
@@ -27,11 +18,12 @@ export function dagRoutes({ runner, dags: dagContext }: ApiContext): RouteSpec[]
       tag: "DAG",
       auth: false,
       query: listDagsQuery,
-      responses: { 200: { description: "DAGs, sorted by id", schema: dagCollection, schemaName: "DAGCollectionResponse" } },
+      responses: { 200: { description: "DAGs, sorted by id (stale ones only with exclude_stale=false)", schema: dagCollection, schemaName: "DAGCollectionResponse" } },
       async handle({ query, res }) {
         const matches = patternMatcher(query.dag_id_pattern);
         const all = (await runner.listDags())
           .filter((dag) => query.paused === undefined || dag.isPaused === query.paused)
+          .filter((dag) => !(query.exclude_stale && dag.isStale))
           .filter((dag) => matches(dag.dagId))
           .sort((a, b) => a.dagId.localeCompare(b.dagId));
         if (query.order_by?.[0] === "-dag_id") all.reverse();
