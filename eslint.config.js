@@ -42,7 +42,7 @@ const MESSAGE_DECISION_RULES = [
 // the map, this list and the folders on disk the same). Tests may open any room: they test its insides.
 export const ROOMS = [
   "src/config", "src/clickhouse", "src/runner", "src/world", "src/services", "src/keeper", "src/addons",
-  "src/loader", "src/snapshots", "src/stand", "src/api", "src/web", "src/cli", "src/world-ops", "src/server",
+  "src/loader", "src/snapshots", "src/stand", "src/dag-processor", "src/api", "src/web", "src/cli", "src/world-ops", "src/server",
   "generator/src", "tasks", "dags", "testkit",
 ];
 const CALLERS = [...ROOMS, "bench", "scripts"];

@@ -126,8 +126,9 @@ async function pausedAt(worker: Worker, file: string, code: string): Promise<str
   try {
     const attached = new Promise<string>((resolve) => {
       session.on("NodeWorker.attachedToWorker", (m) => {
-        const params = m.params as { sessionId: string; workerInfo: { workerId: string } };
-        if (params.workerInfo.workerId === String(worker.threadId)) resolve(params.sessionId);
+        // workerId is the inspector's own count; the title names the thread
+        const params = m.params as { sessionId: string; workerInfo: { title: string } };
+        if (params.workerInfo.title === `[worker ${worker.threadId}]`) resolve(params.sessionId);
       });
     });
     await session.post("NodeWorker.enable", { waitForDebuggerOnStart: false });

@@ -53,6 +53,9 @@ export const webPaths = {
     if (select.tryNumber !== undefined) query.set("try", String(select.tryNumber));
     return `${base}?${query.toString()}`;
   },
+  dagCode: (dagId: string, versionNumber?: number) =>
+    `/ui/dags/${encodeURIComponent(dagId)}/code${versionNumber === undefined ? "" : `?version=${versionNumber}`}`,
+  importErrors: () => "/ui/import-errors",
   variables: (offset = 0) => (offset > 0 ? `/ui/variables?offset=${offset}` : "/ui/variables"),
   variable: (key: string, offset = 0) => `/ui/variables/${encodeURIComponent(key)}${offset > 0 ? `?offset=${offset}` : ""}`,
   schema: () => "/ui/schema",

@@ -11,11 +11,11 @@ export interface PageInfo {
 export interface PageShell {
   title: string;
   /** Which renderer the client script uses when it refreshes the page. */
-  pageKind: "dag-list" | "dag-grid" | "run" | "variables" | "variable" | "schema" | "world" | "error";
+  pageKind: "dag-list" | "dag-grid" | "dag-code" | "import-errors" | "run" | "variables" | "variable" | "schema" | "world" | "error";
   /** JSON twin of the page, polled while `active`; absent for pages that never change alone. */
   refreshUrl?: string;
   active?: boolean;
-  nav: "dags" | "variables" | "schema" | "world";
+  nav: "dags" | "import-errors" | "variables" | "schema" | "world";
   body: SafeHtml;
 }
 
@@ -82,6 +82,7 @@ export function renderPage(shell: PageShell): string {
   <strong class="brand">DAG runner</strong>
   <nav class="main-nav">
     ${navLink(webPaths.dagList(), "DAGs", shell.nav === "dags")}
+    ${navLink(webPaths.importErrors(), "Import errors", shell.nav === "import-errors")}
     ${navLink(webPaths.variables(), "Variables", shell.nav === "variables")}
     ${navLink(webPaths.schema(), "Schema", shell.nav === "schema")}
     ${navLink(webPaths.world(), "World", shell.nav === "world")}

@@ -13,8 +13,10 @@ import { dagIdSchema, runIdSchema, taskIdSchema, variableKeySchema, ApiProblem }
 import type { RunnerService } from "../runner/index.ts";
 import { pageActionsRouter } from "./actions.ts";
 import { webPaths } from "./html.ts";
+import { buildDagCodeView, renderDagCodePage } from "./pages/dag-code.ts";
 import { buildGridView, renderGridPage } from "./pages/dag-grid.ts";
 import { buildDagListView, renderDagListPage } from "./pages/dag-list.ts";
+import { buildImportErrorsView, renderImportErrorsPage } from "./pages/import-errors.ts";
 import { renderRunPage } from "./pages/run-page.ts";
 import { buildRunView } from "./pages/run-view.ts";
 import { buildSchemaStatusView, renderSchemaStatusPage, type SchemaStatusSource } from "./pages/schema-status.ts";
@@ -35,6 +37,7 @@ export interface WebRouterOptions {
 
 const offsetSchema = z.coerce.number().int().min(0).max(1_000_000_000).default(0);
 const pageQuery = z.object({ offset: offsetSchema });
+const codeQuery = z.object({ offset: offsetSchema, version: z.coerce.number().int().min(1).max(1_000_000_000).optional() });
 const runQuery = z.object({
   task: taskIdSchema.optional(),
   try: z.coerce.number().int().min(1).max(1_000_000).optional(),
@@ -154,6 +157,16 @@ function mountPages(router: Router, runner: RunnerService, schemaStatus: SchemaS
     (req) => buildGridView(runner, parse(dagIdSchema, req.params.dagId, "dag_id"), parse(pageQuery, req.query, "").offset),
     renderGridPage,
   );
+  servePage(
+    router,
+    "/dags/:dagId/code",
+    (req) => {
+      const query = parse(codeQuery, req.query, "");
+      return buildDagCodeView(runner, parse(dagIdSchema, req.params.dagId, "dag_id"), query.version, query.offset);
+    },
+    renderDagCodePage,
+  );
+  servePage(router, "/import-errors", () => buildImportErrorsView(runner), renderImportErrorsPage);
   servePage(
     router,
     "/dags/:dagId/runs/:runId",

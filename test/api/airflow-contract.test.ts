@@ -168,7 +168,7 @@ void describe("every route answers as Airflow's document says", () => {
     assert.match(byToken.body.content ?? "", /id: "api_ok"/);
     const errors = await call<{ import_errors: { filename: string; import_error_id: number }[] }>(api.baseUrl, "GET", "/api/v2/importErrors");
     assert.deepEqual(errors.body.import_errors.map((e) => e.filename), ["dags/broken.ts"]);
-    const oneError = await call(api.baseUrl, "GET", `/api/v2/importErrors/${errors.body.import_errors[0]?.import_error_id}`);
+    const oneError = await call(api.baseUrl, "GET", `/api/v2/importErrors/${errors.body.import_errors[0]?.import_error_id ?? 0}`);
     assert.equal(oneError.status, 200, oneError.text);
     const writes: [string, string, unknown, number][] = [
       ["PATCH", "/api/v2/dags/api_ok?update_mask=is_paused", { is_paused: false }, 200],

@@ -41,6 +41,8 @@ export interface GridCellView {
 
 export interface GridRunView extends RunSquareView {
   label: string;
+  /** "v3": the DAG version the run was made from; null for a run older than versions. */
+  version: string | null;
   /** One per task row, in the order of GridView.taskIds. */
   cells: GridCellView[];
 }

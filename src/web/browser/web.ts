@@ -149,7 +149,15 @@ function renderGridTable(view: GridView): Element {
     "tr",
     {},
     el("th", {}, "task \\ run"),
-    view.runs.map((run) => el("th", { class: "run-col" }, renderSquares([run]), el("span", { class: "run-label" }, run.label))),
+    view.runs.map((run) =>
+      el(
+        "th",
+        { class: "run-col" },
+        renderSquares([run]),
+        el("span", { class: "run-label" }, run.label),
+        run.version === null ? null : el("span", { class: "run-version" }, run.version),
+      ),
+    ),
   );
   const rows = view.taskIds.map((taskId, row) =>
     el(
@@ -233,6 +241,10 @@ function renderRun(view: RunView): void {
   setFact("duration", view.run.duration);
   setFact("waiting", view.run.waitingFor ?? "–");
   document.querySelector("#tasks tbody")?.replaceChildren(...view.tasks.map(renderTaskRow));
+  // the graph of the run's version (src/web/dag-graph.ts): each node's state stripe follows its task
+  for (const task of view.tasks) {
+    byData("data-graph-task", task.taskId)?.setAttribute("class", `graph-state state-${task.state}`);
+  }
   document.getElementById("time-axis")?.replaceChildren(...view.axis.ticks.map((tick) => el("span", {}, tick.label)));
   const log = document.getElementById("log");
   if (log) {

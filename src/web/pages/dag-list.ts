@@ -4,6 +4,7 @@ import { type RunnerService, type DagRunRecord, type RunState, TERMINAL_RUN_STAT
 import { dataPathOf, html, webPaths, type SafeHtml } from "../html.ts";
 import { countOf, formatTime, renderPager, renderPage, type PageInfo } from "../layout.ts";
 import { dagControlsView, renderPauseSwitch, renderTriggerForm, type DagControlsView } from "./dag-controls.ts";
+import { renderImportErrorNotice } from "./import-errors.ts";
 
 export const RECENT_RUNS = 10;
 export const DAGS_PER_PAGE = 25;
@@ -19,11 +20,19 @@ export interface DagListRowView extends DagControlsView {
   /** Oldest first, so the newest run is the rightmost square. */
   recentRuns: RunSquareView[];
   totalRuns: number;
+  /** Its file no longer declares it: history only. */
+  isStale: boolean;
+  /** Its file does not import now (the DAG shows its last good version). */
+  hasImportErrors: boolean;
+  /** The latest version's number; null for a DAG given in code. */
+  version: number | null;
 }
 
 export interface DagListView {
   page: PageInfo;
   dags: DagListRowView[];
+  /** DAG files that do not import now (the notice above the list). */
+  importErrorCount: number;
   /** Some run on the page is queued or running: the page keeps refreshing. */
   active: boolean;
 }
@@ -42,17 +51,26 @@ export function isActiveRunState(state: RunState): boolean {
 }
 
 export async function buildDagListView(runner: RunnerService, offset: number): Promise<DagListView> {
-  const all = (await runner.listDags()).sort((a, b) => a.dagId.localeCompare(b.dagId));
+  const [dagList, importErrors] = await Promise.all([runner.listDags(), runner.listImportErrors()]);
+  const all = dagList.sort((a, b) => a.dagId.localeCompare(b.dagId));
   const onPage = all.slice(offset, offset + DAGS_PER_PAGE);
   const dags = await Promise.all(
     onPage.map(async (dag): Promise<DagListRowView> => {
       const runs = await runner.listRuns(dag.dagId, { limit: RECENT_RUNS, offset: 0, order: "desc" });
-      return { ...dagControlsView(dag), recentRuns: runs.items.map(runSquareView).reverse(), totalRuns: runs.totalEntries };
+      return {
+        ...dagControlsView(dag),
+        recentRuns: runs.items.map(runSquareView).reverse(),
+        totalRuns: runs.totalEntries,
+        isStale: dag.isStale,
+        hasImportErrors: dag.hasImportErrors,
+        version: dag.latestVersion?.versionNumber ?? null,
+      };
     }),
   );
   return {
     page: { offset, limit: DAGS_PER_PAGE, total: all.length },
     dags,
+    importErrorCount: importErrors.length,
     active: dags.some((dag) => dag.recentRuns.some((run) => isActiveRunState(run.state))),
   };
 }
@@ -63,7 +81,9 @@ export function renderRunSquares(runs: RunSquareView[]): SafeHtml {
 
 function renderDagRow(dag: DagListRowView): SafeHtml {
   return html`<tr data-dag-row="${dag.dagId}">
-  <td class="dag-id"><a href="${dag.href}">${dag.dagId}</a><div class="description">${dag.description}</div></td>
+  <td class="dag-id"><a href="${dag.href}">${dag.dagId}</a>${dag.version === null ? "" : html` <span class="muted dag-version">v${dag.version}</span>`}${
+    dag.isStale ? html` <span class="badge stale-badge">stale</span>` : ""
+  }${dag.hasImportErrors ? html` <a class="badge import-error-badge" href="${webPaths.importErrors()}">import error</a>` : ""}<div class="description">${dag.description}</div></td>
   <td>${dag.schedule ?? html`<span class="muted">manual</span>`}</td>
   <td class="pause-cell">${renderPauseSwitch(dag)}</td>
   <td><span class="squares" data-squares-for="${dag.dagId}">${renderRunSquares(dag.recentRuns)}</span>
@@ -75,6 +95,7 @@ function renderDagRow(dag: DagListRowView): SafeHtml {
 export function renderDagListPage(view: DagListView): string {
   const path = webPaths.dagList(view.page.offset);
   const body = html`<h1>DAGs</h1>
+${renderImportErrorNotice(view.importErrorCount)}
 <table class="dag-list">
   <thead><tr><th>DAG</th><th>schedule</th><th>on</th><th>last ${RECENT_RUNS} runs</th><th>trigger</th></tr></thead>
   <tbody>${view.dags.map(renderDagRow)}</tbody>

@@ -1,5 +1,6 @@
 // The run page as HTML: header (state, conf, parent link), the task table with duration bars on
 // the run's time axis (SVG, so no inline styles are needed under the CSP), and the selected log.
+import { renderDagGraph } from "../dag-graph.ts";
 import { dataPathOf, html, webPaths, type SafeHtml } from "../html.ts";
 import { formatTime, renderPage, renderPager, stateBadge } from "../layout.ts";
 import type { LogView, RunHeaderView, RunView, TaskRowView, TimeAxisView } from "./run-view.ts";
@@ -17,6 +18,7 @@ function renderRunHeader(run: RunHeaderView): SafeHtml {
 ${renderParentLink(run)}
 <dl class="run-facts" id="run-facts">
   <dt>type</dt><dd>${run.runType} (by ${run.triggeredBy})</dd>
+  <dt>DAG version</dt><dd id="run-dag-version">${run.version === null ? "–" : html`<a href="${run.version.href}">v${run.version.number}</a>`}</dd>
   <dt>queued</dt><dd>${formatTime(run.queuedAt)}</dd>
   <dt>started</dt><dd data-fact="start">${formatTime(run.startDate)}</dd>
   <dt>ended</dt><dd data-fact="end">${formatTime(run.endDate)}</dd>
@@ -83,6 +85,20 @@ export function renderLog(log: LogView | null, runPath: string): SafeHtml {
 </section>`;
 }
 
+function renderRunGraph(view: RunView): SafeHtml {
+  if (view.graph === null || view.run.version === null) return html``;
+  const { dagId, runId } = view.run;
+  const states = new Map(view.tasks.map((t) => [t.taskId, t.state]));
+  return html`<h2>Graph <span class="muted">(v${view.run.version.number}, the version this run was made from)</span></h2>
+<div class="graph-container" id="run-graph">${renderDagGraph({
+    id: `${dagId}-run`,
+    tasks: view.graph,
+    states,
+    taskHref: (taskId) => webPaths.run(dagId, runId, { taskId }),
+    dagHref: (id) => webPaths.dag(id),
+  })}</div>`;
+}
+
 export function renderRunPage(view: RunView, selectedPath: string): string {
   const runPath = webPaths.run(view.run.dagId, view.run.runId);
   const body = html`${renderRunHeader(view.run)}
@@ -91,6 +107,7 @@ export function renderRunPage(view: RunView, selectedPath: string): string {
   <thead><tr><th>task</th><th>state</th><th>try</th><th>duration</th><th class="bar-cell">${renderAxis(view.axis)}</th><th></th></tr></thead>
   <tbody>${view.tasks.map(renderTaskRow)}</tbody>
 </table>
+${renderRunGraph(view)}
 ${renderLog(view.log, runPath)}`;
   return renderPage({
     title: `${view.run.dagId} / ${view.run.runId}`,

@@ -1,7 +1,8 @@
 // The run page's data: the run (with its parent when a waiting trigger created it), its tasks
 // with bars on one time axis shared by the whole run, each waiting trigger's child run, and the
-// log of the selected task's selected try, paged by lines.
-import { TaskInstanceNotFoundError, type RunnerService, type DagRunRecord, type RunState, type TaskInstanceRecord, type TaskState, TERMINAL_TASK_STATES } from "../../runner/index.ts";
+// log of the selected task's selected try, paged by lines; and the graph of the DAG version the run
+// was made from (the run keeps that version's tasks to its end, whatever the file says now).
+import { TaskInstanceNotFoundError, type RunnerService, type DagRunRecord, type DagTaskRecord, type RunState, type TaskInstanceRecord, type TaskState, TERMINAL_TASK_STATES } from "../../runner/index.ts";
 import { webPaths } from "../html.ts";
 import { formatDuration } from "../layout.ts";
 import { isActiveRunState } from "./dag-list.ts";
@@ -33,6 +34,8 @@ export interface RunHeaderView {
   dagHref: string;
   /** The waiting trigger (run and task) that created this run. */
   parent: RunLinkView | null;
+  /** The DAG version the run was made from, linking to its code; null for a run older than versions. */
+  version: { number: number; href: string } | null;
 }
 
 export interface TaskRowView {
@@ -64,6 +67,8 @@ export interface RunView {
   run: RunHeaderView;
   axis: TimeAxisView;
   tasks: TaskRowView[];
+  /** The tasks of the run's DAG version, for its graph; null for a run older than versions. */
+  graph: DagTaskRecord[] | null;
   /** null when no task has started yet. */
   log: LogView | null;
   active: boolean;
@@ -103,6 +108,7 @@ function runHeaderView(run: DagRunRecord): RunHeaderView {
     duration: formatDuration(run.startDate && end ? end.getTime() - run.startDate.getTime() : null),
     dagHref: webPaths.dag(run.dagId),
     parent,
+    version: run.dagVersion === null ? null : { number: run.dagVersion.versionNumber, href: webPaths.dagCode(run.dagId, run.dagVersion.versionNumber) },
   };
 }
 
@@ -186,11 +192,13 @@ export async function buildRunView(runner: RunnerService, dagId: string, runId: 
   const chosen = selectedTask(instances, selection.taskId);
   if (selection.taskId !== undefined && !chosen) throw new TaskInstanceNotFoundError(dagId, runId, selection.taskId);
   const log = chosen ? await logView(runner, chosen, selection) : null;
+  const graph = run.dagVersion === null ? null : await runner.getVersionTasks(dagId, run.dagVersion.versionNumber);
   const tasks = instances.map((ti) => taskRowView(ti, axis, now, ti.taskId === chosen?.taskId));
   return {
     run: runHeaderView(run),
     axis: axisView(axis.spanMs),
     tasks,
+    graph,
     log,
     active: isActiveRunState(run.state) || instances.some((ti) => !TERMINAL_TASK_STATES.has(ti.state)),
   };

@@ -1,0 +1,156 @@
+// The DAG processor on a folder of its own and a database of its own: a file added appears, a
+// changed one is a new version, a broken one (a throw, a syntax error, a top level that never ends,
+// a DAG id another file owns) is an import error naming its file and line while the other DAGs stay
+// served, a fixed one comes back, a removed one goes stale with its history kept, and a run made
+// from version 1 ends on version 1's graph and code after the file changed under it. With two
+// runners, one parses; when it stops, the other takes over.
+import assert from "node:assert/strict";
+import { mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import pg from "pg";
+import { DagStaleError } from "../../src/runner/index.ts";
+import { DEFINE_DAG_IMPORT, dagFile, startFolderMember as startMember, stopFolderMember as stopMember, until, type FolderMember as Member } from "../../testkit/runner/dag-folder.ts";
+import { createMigratedTestDatabase, type TestDatabase } from "../../testkit/runner/runner-db.ts";
+
+void describe("the DAG folder (Airflow's DAG processor)", () => {
+  let db: TestDatabase;
+  let dir: string;
+  let member: Member;
+  let sql: pg.Pool;
+
+  before(async () => {
+    db = await createMigratedTestDatabase();
+    sql = new pg.Pool({ connectionString: db.url, max: 2 });
+    dir = await mkdtemp(path.join(os.tmpdir(), "dag-folder-"));
+    await writeFile(path.join(dir, "steady.ts"), dagFile("steady", ["one"], "steady"));
+    member = await startMember(db, dir);
+  });
+  after(async () => {
+    await stopMember(member);
+    await sql.end();
+    await rm(dir, { recursive: true, force: true });
+    await db.drop();
+  });
+
+  void it("serves the folder's DAG at start, as version 1 with its file and parse time", async () => {
+    const dag = await member.runner.getDag("steady");
+    assert.equal(dag.latestVersion?.versionNumber, 1);
+    assert.equal(dag.fileloc, path.join(dir, "steady.ts"));
+    assert.equal(dag.isStale, false);
+    assert.ok(dag.lastParsedTime instanceof Date);
+    assert.deepEqual(dag.tasks.map((t) => t.taskId), ["one"]);
+  });
+
+  void it("shows a file dropped in the folder by itself, without a restart", async () => {
+    const written = Date.now();
+    await writeFile(path.join(dir, "zz_probe.ts"), dagFile("zz_probe", ["a", "b"], "v1"));
+    await until("zz_probe served", () => member.runner.registry.has("zz_probe"));
+    const elapsed = Date.now() - written;
+    assert.ok(elapsed < 5000, `a new file took ${elapsed} ms to be served (the watcher, else the ${200} ms rescan)`);
+    const dag = await member.runner.getDag("zz_probe");
+    assert.equal(dag.latestVersion?.versionNumber, 1);
+    assert.deepEqual(dag.tasks.map((t) => [t.taskId, t.upstream, t.retries]), [["a", [], 0], ["b", ["a"], 1]]);
+  });
+
+  void it("a run made from version 1 runs version 1's graph and code to its end after the file changed under it", async () => {
+    const { rows } = await sql.query<{ id: string }>("insert into runner.pause_points (dag_id, task_id, phase, note) values ('zz_probe', 'a', 'before', 'v1 run') returning id");
+    const pauseId = rows[0]?.id;
+    const first = await member.runner.triggerRun("zz_probe", { triggeredBy: "test" });
+    assert.equal(first.dagVersion?.versionNumber, 1);
+    await until("the v1 run's task a held at its pause point", async () => (await sql.query("select 1 from runner.pause_points where id = $1 and reached_at is not null", [pauseId])).rowCount === 1);
+
+    // version 2: task b removed, task c added, another mark in the code
+    await writeFile(path.join(dir, "zz_probe.ts"), dagFile("zz_probe", ["a", "c"], "v2"));
+    await until("zz_probe version 2 served", async () => ((await member.runner.getDag("zz_probe")).latestVersion?.versionNumber === 2 ? true : undefined));
+    await sql.query("update runner.pause_points set released_at = now() where id = $1", [pauseId]);
+
+    const ended = await member.runner.waitForRun("zz_probe", first.runId, { timeoutMs: 20_000 });
+    assert.equal(ended.state, "success");
+    assert.equal(ended.dagVersion?.versionNumber, 1, "the run keeps the version it was made from");
+    assert.deepEqual((await member.runner.listTaskInstances("zz_probe", first.runId)).map((ti) => ti.taskId), ["a", "b"]);
+    const log = await member.runner.getTaskLog("zz_probe", first.runId, "b", 1);
+    assert.ok(log.lines.some((l) => l.message === "ran v1"), `task b ran version 1's code: ${JSON.stringify(log.lines)}`);
+
+    const second = await member.runner.triggerRun("zz_probe", { triggeredBy: "test" });
+    const secondEnded = await member.runner.waitForRun("zz_probe", second.runId, { timeoutMs: 20_000 });
+    assert.equal(secondEnded.dagVersion?.versionNumber, 2);
+    assert.deepEqual((await member.runner.listTaskInstances("zz_probe", second.runId)).map((ti) => ti.taskId), ["a", "c"]);
+    const log2 = await member.runner.getTaskLog("zz_probe", second.runId, "c", 1);
+    assert.ok(log2.lines.some((l) => l.message === "ran v2"));
+
+    const versions = await member.runner.listDagVersions("zz_probe", { limit: 10, offset: 0 });
+    assert.deepEqual(versions.items.map((v) => v.versionNumber), [1, 2]);
+    assert.match((await member.runner.getDagSource("zz_probe", 1)).content ?? "", /ran v1/);
+    assert.match((await member.runner.getDagSource("zz_probe", 2)).content ?? "", /ran v2/);
+  });
+
+  const broken: { name: string; text: string; line: RegExp }[] = [
+    { name: "throws", text: `const n = 1;\nthrow new Error("broken on purpose " + n);\n`, line: /broken on purpose 1[\s\S]*throws\.ts:2:7/ },
+    { name: "does not compile", text: `${DEFINE_DAG_IMPORT}\nconst a = ;\n`, line: /^SyntaxError: .*compiles\.ts:2:11/ },
+    { name: "loops forever", text: `let i = 0;\nwhile (i >= 0) { i = (i + 1) % 10; }\nexport default 1;\n`, line: /did not finish within 2 s[\s\S]*loops\.ts:2:/ },
+    { name: "declares an id another file owns", text: dagFile("steady", ["x"], "twin"), line: /declares DAG 'steady', which .*steady\.ts already declares/ },
+  ];
+  const fileOf = (name: string) => ({ throws: "throws.ts", "does not compile": "compiles.ts", "loops forever": "loops.ts", "declares an id another file owns": "twin.ts" })[name] ?? "x.ts";
+
+  void it("lists a file that throws, does not compile, loops forever or takes a DAG id as an import error, and keeps serving the rest", async () => {
+    for (const b of broken) await writeFile(path.join(dir, fileOf(b.name)), b.text);
+    const errors = await until("four import errors", async () => {
+      const list = await member.runner.listImportErrors();
+      return list.length === 4 ? list : undefined;
+    }, 20_000);
+    for (const b of broken) {
+      const e = errors.find((x) => x.filename === path.join(dir, fileOf(b.name)));
+      assert.ok(e, `an import error for the file that ${b.name}`);
+      assert.match(e.stackTrace, b.line, `the file that ${b.name}: ${e.stackTrace}`);
+    }
+    assert.deepEqual(member.runner.registry.list().map((d) => d.id), ["steady", "zz_probe"]);
+    assert.equal((await member.runner.getDag("steady")).latestVersion?.versionNumber, 1, "the owner's DAG is untouched by the twin");
+    const run = await member.runner.triggerRun("steady", { triggeredBy: "test" });
+    assert.equal((await member.runner.waitForRun("steady", run.runId, { timeoutMs: 20_000 })).state, "success");
+  });
+
+  void it("a broken DAG file keeps its DAG's last version; fixed, its import error goes", async () => {
+    await writeFile(path.join(dir, "zz_probe.ts"), `throw new Error("half-saved");\n`);
+    await until("zz_probe's file listed as broken", async () => ((await member.runner.listImportErrors()).some((e) => e.filename.endsWith("zz_probe.ts")) ? true : undefined));
+    const kept = await member.runner.getDag("zz_probe");
+    assert.equal(kept.hasImportErrors, true);
+    assert.equal(kept.isStale, false);
+    assert.equal(kept.latestVersion?.versionNumber, 2);
+    assert.ok(member.runner.registry.has("zz_probe"), "still served from its last version");
+
+    for (const b of broken) await unlink(path.join(dir, fileOf(b.name)));
+    await writeFile(path.join(dir, "zz_probe.ts"), dagFile("zz_probe", ["a", "c"], "v2"));
+    await until("no import errors", async () => ((await member.runner.listImportErrors()).length === 0 ? true : undefined));
+    const fixed = await member.runner.getDag("zz_probe");
+    assert.equal(fixed.hasImportErrors, false);
+    assert.equal(fixed.latestVersion?.versionNumber, 2, "the same code again is the same version");
+  });
+
+  void it("a removed file's DAG goes stale: its runs stay readable, a new one is refused", async () => {
+    await unlink(path.join(dir, "zz_probe.ts"));
+    await until("zz_probe no longer served", () => !member.runner.registry.has("zz_probe"));
+    const stale = await member.runner.getDag("zz_probe");
+    assert.equal(stale.isStale, true);
+    assert.ok((await member.runner.listRuns("zz_probe", { limit: 10, offset: 0 })).totalEntries >= 2);
+    await assert.rejects(member.runner.triggerRun("zz_probe", { triggeredBy: "test" }), DagStaleError);
+  });
+
+  void it("with two runners one parses; when it stops, the other parses the next file", async () => {
+    const second = await startMember(db, dir);
+    try {
+      assert.equal(member.processor.isLeader, true);
+      assert.equal(second.processor.isLeader, false);
+      assert.deepEqual(second.runner.registry.list().map((d) => d.id), ["steady"], "the second runner reads what the first parsed");
+      assert.equal(second.runner.registry.currentVersion("steady"), member.runner.registry.currentVersion("steady"));
+      await stopMember(member);
+      await until("the second runner parses", () => second.processor.isLeader);
+      await writeFile(path.join(dir, "late.ts"), dagFile("late", ["only"], "late"));
+      await until("late served by the second runner", () => second.runner.registry.has("late"));
+    } finally {
+      await stopMember(second);
+      member = await startMember(db, dir); // for after()
+    }
+  });
+});
