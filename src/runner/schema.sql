@@ -251,6 +251,20 @@ begin
 end $$;
 
 --
+-- Name: dag_run_version(); Type: FUNCTION; Schema: runner; Owner: -
+--
+
+CREATE FUNCTION runner.dag_run_version() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if new.dag_version_id is null then
+    select d.latest_version_id into new.dag_version_id from runner.dags d where d.dag_id = new.dag_id;
+  end if;
+  return new;
+end $$;
+
+--
 -- Name: defer_to_child_run(bigint, uuid, text, text, jsonb, jsonb, text, jsonb); Type: FUNCTION; Schema: runner; Owner: -
 --
 
@@ -963,6 +977,28 @@ begin
 end $$;
 
 --
+-- Name: dag_code; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.dag_code (
+    code_hash text NOT NULL,
+    fileloc text NOT NULL,
+    source text NOT NULL,
+    bundle text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: dag_parse_requests; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.dag_parse_requests (
+    fileloc text NOT NULL,
+    requested_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    requested_by text NOT NULL
+);
+
+--
 -- Name: dag_runs; Type: TABLE; Schema: runner; Owner: -
 --
 
@@ -985,6 +1021,7 @@ CREATE TABLE runner.dag_runs (
     parent_task_id text,
     parent_ti_id bigint,
     waiting_for text,
+    dag_version_id uuid,
     CONSTRAINT dag_runs_run_type_check CHECK ((run_type = ANY (ARRAY['manual'::text, 'scheduled'::text, 'triggered'::text]))),
     CONSTRAINT dag_runs_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'success'::text, 'failed'::text])))
 );
@@ -1007,6 +1044,22 @@ CREATE SEQUENCE runner.dag_runs_id_seq
 ALTER SEQUENCE runner.dag_runs_id_seq OWNED BY runner.dag_runs.id;
 
 --
+-- Name: dag_versions; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.dag_versions (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    dag_id text NOT NULL,
+    version_number integer NOT NULL,
+    code_hash text,
+    structure jsonb NOT NULL,
+    structure_hash text NOT NULL,
+    fileloc text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT dag_versions_version_number_check CHECK ((version_number >= 1))
+);
+
+--
 -- Name: dags; Type: TABLE; Schema: runner; Owner: -
 --
 
@@ -1022,6 +1075,10 @@ CREATE TABLE runner.dags (
     last_seen_at timestamp with time zone DEFAULT now() NOT NULL,
     last_scheduled_at timestamp with time zone,
     exclusive text[] DEFAULT '{}'::text[] NOT NULL,
+    latest_version_id uuid,
+    is_stale boolean DEFAULT false NOT NULL,
+    last_parsed_time timestamp with time zone,
+    last_parse_duration double precision,
     CONSTRAINT dags_max_active_runs_check CHECK ((max_active_runs >= 1))
 );
 
@@ -1070,6 +1127,35 @@ CREATE TABLE runner.heartbeats (
     last_beat_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     graphile_worker_ids text[] DEFAULT '{}'::text[] NOT NULL
 );
+
+--
+-- Name: import_errors; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.import_errors (
+    id bigint NOT NULL,
+    filename text NOT NULL,
+    bundle_name text DEFAULT 'dags-folder'::text NOT NULL,
+    stack_trace text NOT NULL,
+    "timestamp" timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
+-- Name: import_errors_id_seq; Type: SEQUENCE; Schema: runner; Owner: -
+--
+
+CREATE SEQUENCE runner.import_errors_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: import_errors_id_seq; Type: SEQUENCE OWNED BY; Schema: runner; Owner: -
+--
+
+ALTER SEQUENCE runner.import_errors_id_seq OWNED BY runner.import_errors.id;
 
 --
 -- Name: login_throttle; Type: TABLE; Schema: runner; Owner: -
@@ -1277,6 +1363,12 @@ ALTER TABLE ONLY runner.dag_runs ALTER COLUMN id SET DEFAULT nextval('runner.dag
 ALTER TABLE ONLY runner.fail_points ALTER COLUMN id SET DEFAULT nextval('runner.fail_points_id_seq'::regclass);
 
 --
+-- Name: import_errors id; Type: DEFAULT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.import_errors ALTER COLUMN id SET DEFAULT nextval('runner.import_errors_id_seq'::regclass);
+
+--
 -- Name: pause_points id; Type: DEFAULT; Schema: runner; Owner: -
 --
 
@@ -1301,6 +1393,20 @@ ALTER TABLE ONLY runner.task_log_lines ALTER COLUMN id SET DEFAULT nextval('runn
 ALTER TABLE ONLY runner.variable_history ALTER COLUMN id SET DEFAULT nextval('runner.variable_history_id_seq'::regclass);
 
 --
+-- Name: dag_code dag_code_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_code
+    ADD CONSTRAINT dag_code_pkey PRIMARY KEY (code_hash);
+
+--
+-- Name: dag_parse_requests dag_parse_requests_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_parse_requests
+    ADD CONSTRAINT dag_parse_requests_pkey PRIMARY KEY (fileloc);
+
+--
 -- Name: dag_runs dag_runs_dag_id_run_id_key; Type: CONSTRAINT; Schema: runner; Owner: -
 --
 
@@ -1313,6 +1419,20 @@ ALTER TABLE ONLY runner.dag_runs
 
 ALTER TABLE ONLY runner.dag_runs
     ADD CONSTRAINT dag_runs_pkey PRIMARY KEY (id);
+
+--
+-- Name: dag_versions dag_versions_dag_id_version_number_key; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_versions
+    ADD CONSTRAINT dag_versions_dag_id_version_number_key UNIQUE (dag_id, version_number);
+
+--
+-- Name: dag_versions dag_versions_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_versions
+    ADD CONSTRAINT dag_versions_pkey PRIMARY KEY (id);
 
 --
 -- Name: dags dags_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
@@ -1334,6 +1454,20 @@ ALTER TABLE ONLY runner.fail_points
 
 ALTER TABLE ONLY runner.heartbeats
     ADD CONSTRAINT heartbeats_pkey PRIMARY KEY (worker_id);
+
+--
+-- Name: import_errors import_errors_filename_key; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.import_errors
+    ADD CONSTRAINT import_errors_filename_key UNIQUE (filename);
+
+--
+-- Name: import_errors import_errors_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.import_errors
+    ADD CONSTRAINT import_errors_pkey PRIMARY KEY (id);
 
 --
 -- Name: login_throttle login_throttle_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
@@ -1418,6 +1552,12 @@ CREATE INDEX dag_runs_by_dag_queued_at ON runner.dag_runs USING btree (dag_id, q
 CREATE INDEX dag_runs_by_dag_state ON runner.dag_runs USING btree (dag_id, state, id);
 
 --
+-- Name: dag_runs_by_version; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX dag_runs_by_version ON runner.dag_runs USING btree (dag_version_id);
+
+--
 -- Name: fail_points_armed; Type: INDEX; Schema: runner; Owner: -
 --
 
@@ -1466,6 +1606,12 @@ CREATE INDEX task_log_lines_by_try ON runner.task_log_lines USING btree (ti_id, 
 CREATE INDEX variable_history_by_key ON runner.variable_history USING btree (key, id);
 
 --
+-- Name: dag_runs dag_runs_version; Type: TRIGGER; Schema: runner; Owner: -
+--
+
+CREATE TRIGGER dag_runs_version BEFORE INSERT ON runner.dag_runs FOR EACH ROW EXECUTE FUNCTION runner.dag_run_version();
+
+--
 -- Name: dag_runs dag_runs_dag_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
 --
 
@@ -1473,11 +1619,39 @@ ALTER TABLE ONLY runner.dag_runs
     ADD CONSTRAINT dag_runs_dag_id_fkey FOREIGN KEY (dag_id) REFERENCES runner.dags(dag_id);
 
 --
+-- Name: dag_runs dag_runs_dag_version_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_runs
+    ADD CONSTRAINT dag_runs_dag_version_id_fkey FOREIGN KEY (dag_version_id) REFERENCES runner.dag_versions(id);
+
+--
 -- Name: dag_runs dag_runs_parent_ti_fk; Type: FK CONSTRAINT; Schema: runner; Owner: -
 --
 
 ALTER TABLE ONLY runner.dag_runs
     ADD CONSTRAINT dag_runs_parent_ti_fk FOREIGN KEY (parent_ti_id) REFERENCES runner.task_instances(id);
+
+--
+-- Name: dag_versions dag_versions_code_hash_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_versions
+    ADD CONSTRAINT dag_versions_code_hash_fkey FOREIGN KEY (code_hash) REFERENCES runner.dag_code(code_hash);
+
+--
+-- Name: dag_versions dag_versions_dag_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_versions
+    ADD CONSTRAINT dag_versions_dag_id_fkey FOREIGN KEY (dag_id) REFERENCES runner.dags(dag_id);
+
+--
+-- Name: dags dags_latest_version_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dags
+    ADD CONSTRAINT dags_latest_version_id_fkey FOREIGN KEY (latest_version_id) REFERENCES runner.dag_versions(id);
 
 --
 -- Name: resource_holds resource_holds_run_pk_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
