@@ -2,11 +2,15 @@
 // limit) imports each file's bundle, so a file that throws, exits, eats memory or never finishes
 // its top level costs that file an import error and nothing else. A file that outruns the timeout
 // is paused through the inspector first, so its import error names the line it was stuck on, then
-// its worker is stopped; the next file gets a new one.
+// its worker is stopped; the next file gets a new one. A worker stays for the next scan (starting
+// one loads the engine, seconds on a loaded machine) until it is idle for a minute or has imported
+// RECYCLE_AFTER bundles (each stays in its module cache); a worker that does not stop in time is
+// left behind, unreferenced, so the processor never waits on one.
 import { Session } from "node:inspector/promises";
 import { SourceMap, type SourceMapping } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { repoRoot } from "../config/index.ts";
@@ -20,6 +24,12 @@ const WORKER_URL = pathToFileURL(path.join(path.dirname(fileURLToPath(import.met
 const TSX_API = import.meta.resolve("tsx/esm/api");
 const BOOTSTRAP = `import(${JSON.stringify(TSX_API)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL)}); })`;
 const HEAP_LIMIT_MB = 512;
+const RECYCLE_AFTER = 200;
+const IDLE_MS = 60_000;
+/** How long terminate() may take before the worker is left behind (a thread paused in the debugger never stops). */
+const TERMINATE_MS = 5_000;
+/** How long the inspector may take to attach to the worker, and then to pause it. */
+const INSPECTOR_MS = 5_000;
 
 interface Pending {
   resolve(outcome: ParseOutcome): void;
@@ -31,6 +41,8 @@ export class IsolatedParser {
   private ready: Promise<void> | undefined;
   private pending: Pending | undefined;
   private nextId = 1;
+  private imported = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly timeoutMs: number,
@@ -40,8 +52,11 @@ export class IsolatedParser {
   /** Imports the bundle at `file` (the code of `fileloc`) in the worker; never throws. */
   async parse(file: string, fileloc: string, code: string): Promise<ParseOutcome> {
     const started = performance.now();
+    clearTimeout(this.idleTimer);
     try {
+      if (this.imported >= RECYCLE_AFTER) await this.stop();
       const worker = await this.start();
+      this.imported += 1;
       const outcome = new Promise<ParseOutcome>((resolve) => (this.pending = { resolve, started }));
       const job: ParseJob = { id: this.nextId++, file, fileloc };
       worker.postMessage(job);
@@ -65,11 +80,26 @@ export class IsolatedParser {
     }
   }
 
+  /** Between scans: the worker is stopped if no parse comes within IDLE_MS. */
+  idle(): void {
+    clearTimeout(this.idleTimer);
+    if (!this.worker) return;
+    this.idleTimer = setTimeout(() => void this.stop(), IDLE_MS);
+    this.idleTimer.unref();
+  }
+
   async stop(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const worker = this.worker;
     this.worker = undefined;
     this.ready = undefined;
-    if (worker) await worker.terminate();
+    this.imported = 0;
+    if (!worker) return;
+    const stopped = await Promise.race([worker.terminate().then(() => true), sleep(TERMINATE_MS, false, { ref: false })]);
+    if (!stopped) {
+      worker.unref();
+      this.logger.error({ threadId: worker.threadId }, `the DAG parse worker did not stop within ${TERMINATE_MS / 1000} s; it is left behind and a new one parses the next file`);
+    }
   }
 
   private start(): Promise<Worker> {
@@ -123,6 +153,8 @@ interface CallFrame {
 async function pausedAt(worker: Worker, file: string, code: string): Promise<string> {
   const session = new Session();
   session.connect();
+  // once a pause was asked for, the thread is let run again on every path (a paused thread cannot be terminated)
+  let pauseSent: (() => Promise<unknown>) | undefined;
   try {
     const attached = new Promise<string>((resolve) => {
       session.on("NodeWorker.attachedToWorker", (m) => {
@@ -132,7 +164,7 @@ async function pausedAt(worker: Worker, file: string, code: string): Promise<str
       });
     });
     await session.post("NodeWorker.enable", { waitForDebuggerOnStart: false });
-    const sessionId = await withTimeout(attached, 2000, "the worker's inspector did not attach");
+    const sessionId = await withTimeout(attached, INSPECTOR_MS, "the worker's inspector did not attach");
     // an ES module's frames carry only a script id: Debugger.enable announces every script's url
     const scripts = new Map<string, string>();
     const paused = new Promise<CallFrame[]>((resolve) => {
@@ -145,11 +177,9 @@ async function pausedAt(worker: Worker, file: string, code: string): Promise<str
     const send = (id: number, method: string) =>
       session.post("NodeWorker.sendMessageToWorker", { sessionId, message: JSON.stringify({ id, method }) });
     await send(1, "Debugger.enable");
+    pauseSent = () => send(3, "Debugger.resume").then(() => send(4, "Debugger.disable"));
     await send(2, "Debugger.pause");
-    const frames = (await withTimeout(paused, 2000, "the worker did not pause")).map((f) => ({ ...f, url: f.url || (scripts.get(f.location.scriptId) ?? "") }));
-    // a paused thread cannot be stopped: let it run again (terminate then interrupts it)
-    await send(3, "Debugger.resume");
-    await send(4, "Debugger.disable");
+    const frames = (await withTimeout(paused, INSPECTOR_MS, "the worker did not pause")).map((f) => ({ ...f, url: f.url || (scripts.get(f.location.scriptId) ?? "") }));
     const map = inlineSourceMap(code);
     const bundleUrl = pathToFileURL(file).href;
     return frames
@@ -167,6 +197,7 @@ async function pausedAt(worker: Worker, file: string, code: string): Promise<str
       })
       .join("\n");
   } finally {
+    await pauseSent?.().catch(() => undefined);
     session.disconnect();
   }
 }

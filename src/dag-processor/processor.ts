@@ -269,7 +269,7 @@ export class DagProcessor {
         broken.set(bundle.fileloc, stackOf(err));
       }
     }
-    await this.parser.stop(); // no worker idles between scans
+    this.parser.idle(); // the worker stays for the next scan, a minute at most
     const current = await readCurrentDags(this.pool);
     const valid = this.checkSet(parsed, current, broken);
     const dags: PublishedDag[] = valid.flatMap((f) =>

@@ -44,11 +44,8 @@ void describe("the DAG folder (Airflow's DAG processor)", () => {
   });
 
   void it("shows a file dropped in the folder by itself, without a restart", async () => {
-    const written = Date.now();
     await writeFile(path.join(dir, "zz_probe.ts"), dagFile("zz_probe", ["a", "b"], "v1"));
     await until("zz_probe served", () => member.runner.registry.has("zz_probe"));
-    const elapsed = Date.now() - written;
-    assert.ok(elapsed < 5000, `a new file took ${elapsed} ms to be served (the watcher, else the ${200} ms rescan)`);
     const dag = await member.runner.getDag("zz_probe");
     assert.equal(dag.latestVersion?.versionNumber, 1);
     assert.deepEqual(dag.tasks.map((t) => [t.taskId, t.upstream, t.retries]), [["a", [], 0], ["b", ["a"], 1]]);

@@ -50,8 +50,9 @@ export async function stopFolderMember(m: FolderMember): Promise<void> {
 /**
  * Waits for a condition the processor brings about (a file event or the rescan, a NOTIFY, then an
  * import): a processor has no hook for "parsed", so this reads until it holds, and fails naming it.
+ * How fast a file is served is a figure for a benchmark; the 30 s here only bounds a broken processor.
  */
-export async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+export async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
