@@ -6,21 +6,11 @@ import type pg from "pg";
 
 import { inTransaction, query, queryOne, statement } from "./db.ts";
 import { type Dag, scheduleText } from "./dag.ts";
-import type { JsonValue } from "./types.ts";
+import type { DagTaskRecord, JsonValue } from "./types.ts";
 
-/** A task as a version keeps it: enough to draw the graph and to compare versions. */
-export interface TaskStructure {
-  taskId: string;
-  kind: "callable" | "waitingTrigger";
-  description: string;
-  upstream: string[];
-  downstream: string[];
-  retries: number;
-  retryDelayMs: number;
+/** A task as a version keeps it: what the Graph view reads, and its retry cap (to compare versions). */
+export interface TaskStructure extends DagTaskRecord {
   maxRetryDelayMs: number;
-  executionTimeoutMs: number | null;
-  /** The DAG a waiting trigger starts. */
-  triggerDagId: string | null;
 }
 
 /** A DAG serialized (Airflow's SerializedDagModel): what the API and the web view read. */
