@@ -6,3 +6,5 @@ export { takeWorldLock } from "./stand/world-lock.ts";
 export { setTestIngest } from "./world/ingest.ts";
 export { api, describeRun, emptyWorld, readPositionText, runDag, taskInstances, triggerRun, useRunnerService, withClickHouse } from "./world/rest-world.ts";
 export type { FinishedRun } from "./world/rest-world.ts";
+export { dagFile, startFolderMember, stopFolderMember, until } from "./runner/dag-folder.ts";
+export { createMigratedTestDatabase } from "./runner/runner-db.ts";
