@@ -53,8 +53,13 @@ export const webPaths = {
     if (select.tryNumber !== undefined) query.set("try", String(select.tryNumber));
     return `${base}?${query.toString()}`;
   },
-  dagCode: (dagId: string, versionNumber?: number) =>
-    `/ui/dags/${encodeURIComponent(dagId)}/code${versionNumber === undefined ? "" : `?version=${versionNumber}`}`,
+  dagCode: (dagId: string, select: { version?: number; offset?: number } = {}) => {
+    const query = new URLSearchParams();
+    if (select.version !== undefined) query.set("version", String(select.version));
+    if (select.offset !== undefined && select.offset > 0) query.set("offset", String(select.offset));
+    const search = query.toString();
+    return `/ui/dags/${encodeURIComponent(dagId)}/code${search ? `?${search}` : ""}`;
+  },
   importErrors: () => "/ui/import-errors",
   variables: (offset = 0) => (offset > 0 ? `/ui/variables?offset=${offset}` : "/ui/variables"),
   variable: (key: string, offset = 0) => `/ui/variables/${encodeURIComponent(key)}${offset > 0 ? `?offset=${offset}` : ""}`,

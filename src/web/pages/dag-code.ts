@@ -43,7 +43,7 @@ export async function buildDagCodeView(runner: RunnerService, dagId: string, ver
       createdAt: v.createdAt.toISOString(),
       fileloc: v.fileloc,
       codeHash: v.codeHash === null ? null : v.codeHash.slice(0, 12),
-      href: webPaths.dagCode(dagId, v.versionNumber),
+      href: webPaths.dagCode(dagId, { version: v.versionNumber }),
       selected: v.versionNumber === selectedNumber,
     })),
     page: { offset, limit: VERSIONS_PER_PAGE, total: page.totalEntries },
@@ -82,7 +82,7 @@ export function renderDagCodePage(view: DagCodeView): string {
   <thead><tr><th>version</th><th>created</th><th>file</th><th>code sha256</th></tr></thead>
   <tbody>${view.versions.map(renderVersionRow)}</tbody>
 </table>
-${renderPager(view.page, (offset) => `${webPaths.dagCode(view.dagId)}${offset > 0 ? `?offset=${offset}` : ""}`, "versions", { previous: "‹ newer", next: "older ›" })}
+${renderPager(view.page, (offset) => webPaths.dagCode(view.dagId, { offset }), "versions", { previous: "‹ newer", next: "older ›" })}
 ${renderSelected(view)}`;
   return renderPage({ title: `${view.dagId} · code`, pageKind: "dag-code", nav: "dags", body });
 }

@@ -108,7 +108,7 @@ function runHeaderView(run: DagRunRecord): RunHeaderView {
     duration: formatDuration(run.startDate && end ? end.getTime() - run.startDate.getTime() : null),
     dagHref: webPaths.dag(run.dagId),
     parent,
-    version: run.dagVersion === null ? null : { number: run.dagVersion.versionNumber, href: webPaths.dagCode(run.dagId, run.dagVersion.versionNumber) },
+    version: run.dagVersion === null ? null : { number: run.dagVersion.versionNumber, href: webPaths.dagCode(run.dagId, { version: run.dagVersion.versionNumber }) },
   };
 }
 
