@@ -246,7 +246,11 @@ export const clearTaskInstancesBody = z
     reset_dag_runs: z.boolean().default(true),
     start_date: inputIsoDate.nullable().optional(),
     end_date: inputIsoDate.nullable().optional(),
-    run_on_latest_version: z.boolean().nullable().optional().describe("accepted, not applied: a cleared run keeps the version it was made from"),
+    run_on_latest_version: z
+      .boolean()
+      .nullable()
+      .optional()
+      .describe("move the ended run onto the DAG's latest version first: tasks it no longer has end removed, new ones run (409 for a run not ended); otherwise a cleared run keeps the version it was made from"),
     prevent_running_task: z.boolean().default(false).describe("accepted; running task instances are never cleared here"),
     note: z.string().max(1000).nullable().optional().describe("set as the run's note when the clear is not dry"),
   })

@@ -160,6 +160,7 @@ export interface ClearOptions {
   downstream?: boolean;
   upstream?: boolean;
   dryRun?: boolean;
+  latestVersion?: boolean;
 }
 
 /** `runner clear <dag> <run>`: the failed tasks (or --task …, or --all) run again in the same run. */
@@ -171,6 +172,7 @@ export async function clearTasks(ctx: CommandContext, dagId: string, runId: stri
     only_failed: options.all !== true,
     include_downstream: options.downstream !== false,
     include_upstream: options.upstream === true,
+    run_on_latest_version: options.latestVersion === true,
   };
   const page = await ctx.client.request<{ task_instances: TaskInstanceResponse[] }>("POST", `api/v2/dags/${enc(dagId)}/clearTaskInstances`, { body });
   const ids = page.task_instances.map((t) => t.task_id);

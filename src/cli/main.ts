@@ -101,6 +101,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option("--no-downstream", "not their downstream tasks")
     .option("--upstream", "their upstream tasks too")
     .option("--dry-run", "only list what would be cleared")
+    .option("--latest-version", "move the ended run to the DAG's latest version first (tasks it no longer has end removed)")
     .action(action((ctx, dagId: string, runId: string, options: commands.ClearOptions) => commands.clearTasks(ctx, dagId, runId, options)));
   program.command("pause <dag_id>").description("pause a DAG").action(action((ctx, dagId: string) => commands.setPaused(ctx, dagId, true)));
   program.command("unpause <dag_id>").description("unpause a DAG").action(action((ctx, dagId: string) => commands.setPaused(ctx, dagId, false)));

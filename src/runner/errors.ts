@@ -10,6 +10,8 @@ export const PG_ERROR = Object.freeze({
   INVALID_TEXT_REPRESENTATION: "22P02",
   /** Raised by runner.assert_try_holds: the try was taken over (its lease lapsed). */
   TRY_NOT_HOLDER: "RNLST",
+  /** Raised by runner.rebind_run_to_latest: the run has not ended. */
+  OBJECT_NOT_IN_PREREQUISITE_STATE: "55000",
 });
 
 export class RunnerError extends Error {
@@ -121,5 +123,12 @@ export class UnknownTaskIdsError extends RunnerError {
   ) {
     super(`DAG ${dagId} has no task ${taskIds.map((t) => `'${t}'`).join(", ")}`);
     this.name = "UnknownTaskIdsError";
+  }
+}
+
+/** A clear with run_on_latest_version of a run that has not ended (000018). */
+export class RunNotRebindableError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string, reason: string) {
+    super(reason);
   }
 }

@@ -2,7 +2,7 @@
 // eslint refuses an import that goes past it (tests may open a room to test its insides).
 export { Dag, defineDag } from "./dag.ts";
 export type { TaskContext } from "./dag.ts";
-export { ConfValidationError, DagDefinitionError, DagNotFoundError, DagStaleError, DagVersionNotFoundError, DagRunNotFoundError, DuplicateRunError, NonRetryableError, PG_ERROR, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "./errors.ts";
+export { ConfValidationError, DagDefinitionError, DagNotFoundError, DagStaleError, DagVersionNotFoundError, DagRunNotFoundError, DuplicateRunError, NonRetryableError, PG_ERROR, RunNotRebindableError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "./errors.ts";
 export { RUNNER_MIGRATIONS } from "./migrate.ts";
 export { DagRegistry } from "./registry.ts";
 export { createRunner } from "./runner.ts";

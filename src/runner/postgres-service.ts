@@ -115,8 +115,9 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
     },
     async clearTaskInstances(dagId, request) {
       await knownDag(dagId);
-      const cleared = new Set(await clearTaskInstances(pool, registry, dagId, request));
-      const instances = await readTaskInstances(pool, dagId, request.runId);
+      const outcome = await clearTaskInstances(pool, registry, dagId, request);
+      const cleared = new Set(outcome.taskIds);
+      const instances = outcome.dryInstances ?? (await readTaskInstances(pool, dagId, request.runId));
       return instances.filter((ti) => cleared.has(ti.taskId));
     },
     async patchTaskInstance(dagId, runId, taskId, patch, meta) {

@@ -1,7 +1,7 @@
 // Reads for the service (API, web view): runs, task instances and logs, mapped from rows to the
 // records in types.ts. Nothing here changes state.
 import type pg from "pg";
-import { query, queryOne, statement } from "./db.ts";
+import { query, queryOne, statement, type Queryable } from "./db.ts";
 import { DagRunNotFoundError, TaskInstanceNotFoundError, TryNotFoundError } from "./errors.ts";
 import type {
   DagRunRecord,
@@ -150,7 +150,7 @@ function toTaskInstanceRecord(dagId: string, runId: string, row: TaskInstanceRow
 }
 
 /** Throws DagRunNotFoundError. */
-export async function readRun(db: pg.Pool, dagId: string, runId: string): Promise<DagRunRecord> {
+export async function readRun(db: Queryable, dagId: string, runId: string): Promise<DagRunRecord> {
   const row = await queryOne<RunRow>(db, GET_RUN, [dagId, runId]);
   if (!row) throw new DagRunNotFoundError(dagId, runId);
   return toRunRecord(row);
@@ -165,7 +165,7 @@ export async function readRuns(db: pg.Pool, dagId: string, page: ListRunsQuery):
   return { items: rows.map(toRunRecord), totalEntries: total ?? 0 };
 }
 
-export async function readTaskInstances(db: pg.Pool, dagId: string, runId: string): Promise<TaskInstanceRecord[]> {
+export async function readTaskInstances(db: Queryable, dagId: string, runId: string): Promise<TaskInstanceRecord[]> {
   const rows = await query<TaskInstanceRow>(db, LIST_TASK_INSTANCES, [dagId, runId]);
   if (rows.length === 0) await readRun(db, dagId, runId); // throws when the run itself is missing
   return rows.map((row) => toTaskInstanceRecord(dagId, runId, row));

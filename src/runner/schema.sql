@@ -87,10 +87,14 @@ declare
   v_run runner.dag_runs;
   v_ids bigint[];
   v_ready bigint[];
+  v_version_tries jsonb;
 begin
   perform pg_advisory_xact_lock(p_run_pk);
   perform pg_advisory_xact_lock(7301, 0);
   select * into v_run from runner.dag_runs where id = p_run_pk;
+  select jsonb_object_agg(t ->> 'taskId', (t ->> 'retries')::integer + 1) into v_version_tries
+    from runner.dag_versions v, jsonb_array_elements(v.structure -> 'tasks') as t
+   where v.id = v_run.dag_version_id;
 
   with recursive base as (
     select ti.id from runner.task_instances ti
@@ -108,13 +112,14 @@ begin
       join runner.task_instances u on u.run_pk = f.run_pk and u.task_id = any(f.upstream)
   ), never_started as (
     select ti.id from runner.task_instances ti
-     where ti.run_pk = p_run_pk and v_run.state = 'failed' and ti.try_number = 0
-       and ti.state in ('skipped', 'upstream_failed')
+     where ti.run_pk = p_run_pk
+       and ((v_run.state = 'failed' and ti.try_number = 0 and ti.state in ('skipped', 'upstream_failed'))
+            or (v_run.state in ('success', 'failed') and ti.state = 'scheduled'))
   )
   select array_agg(distinct ti.id order by ti.id) into v_ids
     from runner.task_instances ti
    where ti.id in (select id from base union select id from down union select id from up union select id from never_started)
-     and ti.state not in ('running', 'deferred');
+     and ti.state not in ('running', 'deferred', 'removed');
 
   if v_ids is null or p_dry_run then
     return query select unnest(coalesce(v_ids, '{}'));
@@ -131,7 +136,7 @@ begin
      set state = 'scheduled', start_date = null, end_date = null, error = null, worker = null,
          lease_expires_at = null, next_retry_at = null, queued_at = null, job_id = null,
          child_dag_id = null, child_run_id = null, child_run_pk = null, upstream_skipped = false,
-         max_tries = ti.try_number + coalesce((p_tries ->> ti.task_id)::integer, 1)
+         max_tries = ti.try_number + coalesce((v_version_tries ->> ti.task_id)::integer, (p_tries ->> ti.task_id)::integer, 1)
    where ti.id = any(v_ids);
   update runner.task_instances ti
      set pending_upstream = (select count(*) from runner.task_instances u
@@ -597,6 +602,97 @@ CREATE FUNCTION runner.reach_pause_point(p_dag_id text, p_task_id text, p_phase 
 $$;
 
 --
+-- Name: rebind_run_to_latest(bigint, text); Type: FUNCTION; Schema: runner; Owner: -
+--
+
+CREATE FUNCTION runner.rebind_run_to_latest(p_run_pk bigint, p_by text) RETURNS TABLE(from_version integer, to_version integer, removed text[], added text[])
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_run runner.dag_runs;
+  v_latest uuid;
+  v_structure jsonb;
+  v_from integer;
+  v_to integer;
+  v_removed text[];
+  v_added text[];
+begin
+  perform pg_advisory_xact_lock(p_run_pk);
+  perform pg_advisory_xact_lock(7301, 0);
+  select * into v_run from runner.dag_runs where id = p_run_pk for update;
+  select d.latest_version_id into v_latest from runner.dags d where d.dag_id = v_run.dag_id;
+  select v.version_number into v_from from runner.dag_versions v where v.id = v_run.dag_version_id;
+  if v_latest is null or v_latest is not distinct from v_run.dag_version_id then
+    return query select v_from, v_from, '{}'::text[], '{}'::text[];
+    return;
+  end if;
+  if v_run.state not in ('success', 'failed') then
+    raise exception 'run % of DAG % is %: only an ended run moves to the latest version (a try in flight would have its graph changed under it); wait for it to end or mark it, then clear it again',
+      v_run.run_id, v_run.dag_id, v_run.state using errcode = '55000';
+  end if;
+  select v.structure, v.version_number into v_structure, v_to from runner.dag_versions v where v.id = v_latest;
+
+  create temp table rebind_tasks on commit drop as
+  select t ->> 'taskId' as task_id,
+         array(select jsonb_array_elements_text(t -> 'upstream')) as upstream,
+         array(select jsonb_array_elements_text(t -> 'downstream')) as downstream,
+         (t ->> 'retries')::integer + 1 as tries,
+         ord
+    from jsonb_array_elements(v_structure -> 'tasks') with ordinality as x(t, ord);
+
+  with gone as (
+    update runner.task_instances ti
+       set state = 'removed', upstream = '{}', downstream = '{}', downstream_ids = '{}',
+           pending_upstream = 0, upstream_skipped = false, end_date = coalesce(ti.end_date, clock_timestamp()),
+           error = format('removed: version %s of DAG %s has no task %s (the run was moved to it by %s; it was %s)',
+                          v_to, v_run.dag_id, ti.task_id, p_by, ti.state)
+     where ti.run_pk = p_run_pk and ti.state <> 'removed'
+       and not exists (select 1 from rebind_tasks t where t.task_id = ti.task_id)
+    returning ti.id, ti.task_id, ti.try_number
+  ), logged as (
+    insert into runner.task_log_lines (ti_id, try_number, at, level, message)
+    select g.id, g.try_number, clock_timestamp(), 'warn',
+           format('removed by %s: the run moved to version %s of the DAG, which has no task %s', p_by, v_to, g.task_id)
+      from gone g where g.try_number > 0
+  )
+  select coalesce(array_agg(task_id order by task_id), '{}') into v_removed from gone;
+
+  update runner.task_instances ti
+     set upstream = t.upstream, downstream = t.downstream,
+         state = case when ti.state = 'removed' then 'scheduled' else ti.state end,
+         max_tries = case when ti.state = 'removed' then ti.try_number + t.tries else ti.max_tries end,
+         end_date = case when ti.state = 'removed' then null else ti.end_date end,
+         error = case when ti.state = 'removed' then null else ti.error end
+    from rebind_tasks t
+   where ti.run_pk = p_run_pk and ti.task_id = t.task_id;
+
+  with fresh as (
+    insert into runner.task_instances (run_pk, task_id, upstream, downstream, pending_upstream, state, max_tries)
+    select p_run_pk, t.task_id, t.upstream, t.downstream, cardinality(t.upstream), 'scheduled', t.tries
+      from rebind_tasks t
+     where not exists (select 1 from runner.task_instances ti where ti.run_pk = p_run_pk and ti.task_id = t.task_id)
+    returning task_id
+  )
+  select coalesce(array_agg(task_id order by task_id), '{}') into v_added from fresh;
+
+  update runner.task_instances ti
+     set downstream_ids = array(select d.id from runner.task_instances d
+                                 where d.run_pk = p_run_pk and d.task_id = any(ti.downstream) order by d.id)
+   where ti.run_pk = p_run_pk;
+
+  update runner.dag_runs
+     set dag_version_id = v_latest,
+         manifest = array(select t.task_id from rebind_tasks t order by t.ord),
+         note = coalesce(note || E'\n', '') ||
+                format('moved from version %s to %s by %s%s%s', coalesce(v_from::text, 'none'), v_to, p_by,
+                       case when cardinality(v_removed) > 0 then format('; removed: %s', array_to_string(v_removed, ', ')) else '' end,
+                       case when cardinality(v_added) > 0 then format('; added: %s', array_to_string(v_added, ', ')) else '' end)
+   where id = p_run_pk;
+  drop table rebind_tasks;
+  return query select v_from, v_to, v_removed, v_added;
+end $$;
+
+--
 -- Name: release_dead_workers_jobs(integer, text); Type: FUNCTION; Schema: runner; Owner: -
 --
 
@@ -858,7 +954,7 @@ CREATE FUNCTION runner.settle_run(p_run_pk bigint) RETURNS void
     AS $$
 begin
   if exists (select 1 from runner.task_instances
-              where run_pk = p_run_pk and state not in ('success', 'failed', 'skipped', 'upstream_failed')) then
+              where run_pk = p_run_pk and state not in ('success', 'failed', 'skipped', 'upstream_failed', 'removed')) then
     return;
   end if;
   if exists (select 1
@@ -1252,7 +1348,7 @@ CREATE TABLE runner.task_instances (
     child_run_pk bigint,
     note text,
     CONSTRAINT task_instances_max_tries_check CHECK ((max_tries >= 1)),
-    CONSTRAINT task_instances_state_check CHECK ((state = ANY (ARRAY['scheduled'::text, 'queued'::text, 'running'::text, 'deferred'::text, 'success'::text, 'failed'::text, 'skipped'::text, 'upstream_failed'::text, 'up_for_retry'::text])))
+    CONSTRAINT task_instances_state_check CHECK ((state = ANY (ARRAY['scheduled'::text, 'queued'::text, 'running'::text, 'deferred'::text, 'success'::text, 'failed'::text, 'skipped'::text, 'upstream_failed'::text, 'up_for_retry'::text, 'removed'::text])))
 );
 
 --
@@ -1591,7 +1687,7 @@ CREATE INDEX task_instances_leases ON runner.task_instances USING btree (lease_e
 -- Name: task_instances_unfinished; Type: INDEX; Schema: runner; Owner: -
 --
 
-CREATE INDEX task_instances_unfinished ON runner.task_instances USING btree (run_pk) WHERE (state <> ALL (ARRAY['success'::text, 'failed'::text, 'skipped'::text, 'upstream_failed'::text]));
+CREATE INDEX task_instances_unfinished ON runner.task_instances USING btree (run_pk) WHERE (state <> ALL (ARRAY['success'::text, 'failed'::text, 'skipped'::text, 'upstream_failed'::text, 'removed'::text]));
 
 --
 -- Name: task_log_lines_by_try; Type: INDEX; Schema: runner; Owner: -

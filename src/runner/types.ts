@@ -27,6 +27,7 @@ export const TASK_STATES = [
   "skipped",
   "upstream_failed",
   "up_for_retry",
+  "removed",
 ] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
@@ -35,6 +36,7 @@ export const TERMINAL_TASK_STATES: ReadonlySet<TaskState> = new Set([
   "failed",
   "skipped",
   "upstream_failed",
+  "removed",
 ]);
 export const TERMINAL_RUN_STATES: ReadonlySet<RunState> = new Set(["success", "failed"]);
 

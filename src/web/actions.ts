@@ -17,7 +17,7 @@ const triggerBody = z
   .strict();
 const pauseBody = z.object({ is_paused: z.boolean({ error: "is_paused must be true or false" }) }).strict();
 const runStateBody = z.object({ state: z.enum(["failed", "success"], { error: "state must be failed or success" }) }).strict();
-const clearBody = z.object({}).strict();
+const clearBody = z.object({ run_on_latest_version: z.literal(true).optional() }).strict();
 
 function parseBody<T>(schema: z.ZodType<T>, req: Request): T {
   assertStorableJson(req.body);
@@ -65,16 +65,19 @@ async function markFromPage(runner: RunnerService, req: Request, res: Response):
   res.json({ dag_id: run.dagId, dag_run_id: run.runId, state: run.state, message: `run marked ${run.state}` });
 }
 
-/** The run's failed tasks and their downstream run again in the same run. */
+/** The run's failed tasks and their downstream run again in the same run; with run_on_latest_version,
+ * on the DAG's latest version (the run is moved to it first). */
 async function clearFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {
   const dagId = dagIdOf(req);
   const runId = runIdOf(req);
-  parseBody(clearBody, req);
+  const body = parseBody(clearBody, req);
+  const onLatest = body.run_on_latest_version === true;
   const cleared = await runner.clearTaskInstances(dagId, {
-    runId, taskIds: null, onlyFailed: true, includeDownstream: true, includeUpstream: false, dryRun: false, by: WEB_TRIGGERED_BY,
+    runId, taskIds: null, onlyFailed: true, includeDownstream: true, includeUpstream: false, dryRun: false, runOnLatestVersion: onLatest, by: WEB_TRIGGERED_BY,
   });
   const ids = cleared.map((ti) => ti.taskId);
-  res.json({ dag_id: dagId, dag_run_id: runId, cleared: ids, message: ids.length === 0 ? "no failed task to clear" : `cleared ${ids.join(", ")}` });
+  const moved = onLatest ? "moved to the latest version; " : "";
+  res.json({ dag_id: dagId, dag_run_id: runId, cleared: ids, message: `${moved}${ids.length === 0 ? "no failed task to clear" : `cleared ${ids.join(", ")}`}` });
 }
 
 export function pageActionsRouter(runner: RunnerService): Router {

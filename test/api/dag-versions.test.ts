@@ -119,6 +119,30 @@ void describe("DAG versions, sources, import errors, reparse and stale DAGs", ()
     assert.equal(ti.body.dag_version?.version_number, 1);
   });
 
+  void it("clearTaskInstances with run_on_latest_version: a dry run lists the task version 2 adds and moves nothing; a run not ended is 409", async () => {
+    const path = "/api/v2/dags/api_ok/clearTaskInstances";
+    const dry = await call<{ task_instances: TaskInstanceResponse[] }>(api.baseUrl, "POST", path, { headers: auth, body: { dag_run_id: firstRunId, dry_run: true, run_on_latest_version: true } });
+    assert.equal(dry.status, 200, dry.text);
+    assert.deepEqual(dry.body.task_instances.map((ti) => [ti.task_id, ti.state]), [["third", "scheduled"]]);
+    const plain = await call<{ task_instances: TaskInstanceResponse[] }>(api.baseUrl, "POST", path, { headers: auth, body: { dag_run_id: firstRunId, dry_run: true } });
+    assert.deepEqual(plain.body.task_instances, [], "on its own version the run has nothing to clear");
+    const run = await call<DagRunResponse>(api.baseUrl, "GET", `/api/v2/dags/api_ok/dagRuns/${firstRunId}`);
+    assert.deepEqual([run.body.dag_versions.map((v) => v.version_number), run.body.task_ids], [[1], ["first", "second"]]);
+
+    assert.equal((await call(api.baseUrl, "PATCH", "/api/v2/dags/api_ok", { headers: auth, body: { is_paused: true } })).status, 200);
+    const queued = await call<DagRunResponse>(api.baseUrl, "POST", "/api/v2/dags/api_ok/dagRuns", { headers: auth, body: { logical_date: null } });
+    const onLatest = await call<{ task_instances: TaskInstanceResponse[] }>(api.baseUrl, "POST", path, { headers: auth, body: { dag_run_id: queued.body.dag_run_id, dry_run: true, run_on_latest_version: true } });
+    assert.equal(onLatest.status, 200, "a run made from the latest version has nowhere to move: not refused");
+    // the queued run as it would be had version 2 come while it waited
+    await withClient(engine.db, (client) => client.query("update runner.dag_runs set dag_version_id = (select id from runner.dag_versions where dag_id = 'api_ok' and version_number = 1) where run_id = $1", [queued.body.dag_run_id]));
+    const refused = await call(api.baseUrl, "POST", path, { headers: auth, body: { dag_run_id: queued.body.dag_run_id, dry_run: false, run_on_latest_version: true } });
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.body.field, "run_on_latest_version");
+    assert.match(problemText(refused.body), /is queued: only an ended run moves to the latest version/);
+    assert.equal((await call(api.baseUrl, "PATCH", `/api/v2/dags/api_ok/dagRuns/${queued.body.dag_run_id}`, { headers: auth, body: { state: "failed" } })).status, 200);
+    assert.equal((await call(api.baseUrl, "PATCH", "/api/v2/dags/api_ok", { headers: auth, body: { is_paused: false } })).status, 200);
+  });
+
   void it("dagSources answers the source stored with a version; without a version, a DAG given in code falls back to its file", async () => {
     // version 1 as a parsed file would have it: its code stored
     await withClient(engine.db, async (client) => {

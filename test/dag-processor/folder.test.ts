@@ -134,6 +134,70 @@ void describe("the DAG folder (Airflow's DAG processor)", () => {
     await assert.rejects(member.runner.triggerRun("zz_probe", { triggeredBy: "test" }), DagStaleError);
   });
 
+  void it("a failed run cleared onto the latest version: a task that version dropped ends removed, one it adds runs, the run succeeds on it", async () => {
+    const file = path.join(dir, "moving.ts");
+    const v1 = `${DEFINE_DAG_IMPORT}\nexport default defineDag({ id: "moving", schedule: null })
+  .task("extract", (ctx) => { ctx.log.info("extract v1"); })
+  .task("load_old", { upstream: ["extract"] }, () => { throw new Error("load_old is broken"); })
+  .task("report", { upstream: ["load_old"] }, (ctx) => { ctx.log.info("report v1"); })
+  .build();\n`;
+    const v2 = `${DEFINE_DAG_IMPORT}\nexport default defineDag({ id: "moving", schedule: null })
+  .task("extract", (ctx) => { ctx.log.info("extract v2"); })
+  .task("load_new", { upstream: ["extract"], retries: 2 }, (ctx) => { ctx.log.info("load_new v2"); })
+  .task("report", { upstream: ["load_new"] }, (ctx) => { ctx.log.info("report v2"); })
+  .build();\n`;
+    await writeFile(file, v1);
+    await until("moving served", () => member.runner.registry.has("moving"));
+    const run = await member.runner.triggerRun("moving", { triggeredBy: "test" });
+    const failed = await member.runner.waitForRun("moving", run.runId, { timeoutMs: 20_000 });
+    assert.equal(failed.state, "failed");
+    const clear = { runId: run.runId, taskIds: null, onlyFailed: true, includeDownstream: true, includeUpstream: false, by: "test" };
+
+    // not ended: refused, nothing moved (a paused DAG's run stays queued)
+    await member.runner.setPaused("moving", true);
+    const queued = await member.runner.triggerRun("moving", { triggeredBy: "test" });
+    await writeFile(file, v2);
+    await until("moving version 2 served", async () => ((await member.runner.getDag("moving")).latestVersion?.versionNumber === 2 ? true : undefined));
+    await assert.rejects(member.runner.clearTaskInstances("moving", { ...clear, runId: queued.runId, dryRun: false, runOnLatestVersion: true }), (err: Error) => {
+      assert.equal(err.name, "RunNotRebindableError");
+      assert.match(err.message, new RegExp(`run ${queued.runId} of DAG moving is queued: only an ended run moves to the latest version`));
+      return true;
+    });
+    assert.equal((await member.runner.getRun("moving", queued.runId)).dagVersion?.versionNumber, 1);
+    await member.runner.patchRun("moving", queued.runId, { state: "failed" }, { by: "test" });
+    await member.runner.setPaused("moving", false);
+
+    // a dry run lists what the move would run, and changes nothing
+    const dry = await member.runner.clearTaskInstances("moving", { ...clear, dryRun: true, runOnLatestVersion: true });
+    assert.deepEqual(dry.map((ti) => [ti.taskId, ti.state]).sort(), [["load_new", "scheduled"], ["report", "upstream_failed"]]);
+    assert.equal((await member.runner.getRun("moving", run.runId)).dagVersion?.versionNumber, 1, "a dry run does not move the run");
+    assert.deepEqual((await member.runner.listTaskInstances("moving", run.runId)).map((ti) => [ti.taskId, ti.state]), [["extract", "success"], ["load_old", "failed"], ["report", "upstream_failed"]]);
+
+    // cleared for real: the run moves, then runs on version 2
+    await member.runner.clearTaskInstances("moving", { ...clear, dryRun: false, runOnLatestVersion: true });
+    const ended = await member.runner.waitForRun("moving", run.runId, { timeoutMs: 20_000 });
+    assert.equal(ended.state, "success", "removed is terminal: the run ends on version 2's graph");
+    assert.equal(ended.dagVersion?.versionNumber, 2);
+    assert.deepEqual(ended.manifest, ["extract", "load_new", "report"]);
+    assert.match(ended.note ?? "", /moved from version 1 to 2 by test; removed: load_old; added: load_new/);
+    const tis = new Map((await member.runner.listTaskInstances("moving", run.runId)).map((ti) => [ti.taskId, ti]));
+    assert.deepEqual([...tis.keys()].sort(), ["extract", "load_new", "load_old", "report"]);
+    assert.equal(tis.get("load_old")?.state, "removed");
+    assert.match(tis.get("load_old")?.error ?? "", /version 2 of DAG moving has no task load_old .*it was failed/);
+    assert.equal(tis.get("load_old")?.tryNumber, 1, "its try stays in its history");
+    assert.match((await member.runner.getTaskLog("moving", run.runId, "load_old", 1)).lines.map((l) => l.message).join("\n"), /load_old is broken[\s\S]*removed by test/);
+    assert.deepEqual([tis.get("extract")?.state, tis.get("extract")?.tryNumber], ["success", 1], "a kept task that succeeded is not run again");
+    assert.deepEqual([tis.get("load_new")?.state, tis.get("load_new")?.tryNumber, tis.get("load_new")?.maxTries], ["success", 1, 3], "an added task runs with version 2's retries");
+    assert.deepEqual([tis.get("report")?.state, tis.get("report")?.tryNumber], ["success", 1]);
+    assert.ok((await member.runner.getTaskLog("moving", run.runId, "report", 1)).lines.some((l) => l.message === "report v2"), "the kept task ran version 2's code");
+
+    // the run is on the latest version now: asked again, nothing moves
+    const again = await member.runner.clearTaskInstances("moving", { ...clear, dryRun: true, runOnLatestVersion: true });
+    assert.deepEqual(again, []);
+    await unlink(file);
+    await until("moving no longer served", () => !member.runner.registry.has("moving"));
+  });
+
   void it("with two runners one parses; when it stops, the other parses the next file", async () => {
     const second = await startMember(db, dir);
     try {

@@ -147,6 +147,21 @@ void describe("the web view of DAG files and versions", () => {
     const bad = await fetch(`${api.baseUrl}/ui/dags/child/code?version=first`);
     assert.equal(bad.status, 400);
     assert.match(await bad.text(), /version/);
+
+    // the ended v1 run offers to move to v2; the v2 run does not
+    assert.match(oldRun, /<button [^>]*id="clear-on-latest"[^>]*>Clear on latest version \(v2\)<\/button>/);
+    assert.doesNotMatch(await page(api.baseUrl, `/ui/dags/child/runs/${encodeURIComponent(second.runId)}`), /clear-on-latest/);
+    const tab = await newTab();
+    await tab.goto(`${api.baseUrl}/ui/dags/child/runs/${encodeURIComponent(firstChildRun)}`);
+    await tab.click("#clear-on-latest");
+    await tab.waitForSelector('.run-action-result:has-text("moved to the latest version; cleared b")', { timeout: 10_000 });
+    await tab.close();
+    const moved = await member.runner.waitForRun("child", firstChildRun, { timeoutMs: 20_000 });
+    assert.deepEqual([moved.state, moved.dagVersion?.versionNumber, moved.manifest], ["success", 2, ["a", "b"]]);
+    const movedPage = await page(api.baseUrl, `/ui/dags/child/runs/${encodeURIComponent(firstChildRun)}`);
+    assert.match(movedPage, /id="run-graph"[\s\S]*data-task="b"/, "the moved run draws version 2's graph");
+    assert.doesNotMatch(movedPage, /clear-on-latest/);
+    assert.deepEqual(problems, []);
   });
 
   void it("shows a file's source escaped: what a DAG file says never becomes markup", async () => {

@@ -52,7 +52,9 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
         "only_failed (default), with their downstream/upstream when asked; in a failed run, the tasks that never " +
         "started because it failed are cleared with them. Running and deferred instances are never cleared. A " +
         "finished run returns to queued and starts again (taking its exclusive resources); every earlier try keeps " +
-        "its history and log, and a late result of an earlier try is refused.",
+        "its history and log, and a late result of an earlier try is refused. A cleared run keeps the DAG version it was " +
+        "made from, unless run_on_latest_version: then the ended run moves to the latest version first (Airflow 3): " +
+        "a task that version no longer has ends removed, one it adds is created and runs, kept tasks take its edges.",
       tag: "Task Instance",
       auth: true,
       params: dagPathParams,
@@ -62,6 +64,7 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
         200: { description: "The task instances cleared (or, dry, that would be)", ...collection },
         400: { description: "No dag_run_id, an unknown task id, or a malformed body" },
         404: { description: "Unknown DAG or run" },
+        409: { description: "run_on_latest_version for a run that has not ended" },
       },
       async handle({ params, body, req, res }) {
         if (!body.dag_run_id) throw new ApiProblem(400, "dag_run_id: required; clears act on one run", { field: "dag_run_id" });
@@ -72,6 +75,7 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
           includeDownstream: body.include_downstream,
           includeUpstream: body.include_upstream,
           dryRun: body.dry_run,
+          runOnLatestVersion: body.run_on_latest_version === true,
           by: callerOf(req),
         });
         if (!body.dry_run && body.note !== undefined) await runner.patchRun(params.dag_id, body.dag_run_id, { note: body.note }, { by: callerOf(req) });

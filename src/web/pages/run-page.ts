@@ -30,6 +30,7 @@ ${renderParentLink(run)}
   <button type="button" class="run-action" id="mark-failed" data-action="${webPaths.runStateAction(run.dagId, run.runId)}" data-body='{"state":"failed"}'>Mark failed</button>
   <button type="button" class="run-action" id="mark-success" data-action="${webPaths.runStateAction(run.dagId, run.runId)}" data-body='{"state":"success"}'>Mark success</button>
   <button type="button" class="run-action" id="clear-failed" data-action="${webPaths.runClearAction(run.dagId, run.runId)}" data-body='{}'>Clear failed tasks</button>
+  ${run.newerVersion === null ? "" : html`<button type="button" class="run-action" id="clear-on-latest" data-action="${webPaths.runClearAction(run.dagId, run.runId)}" data-body='{"run_on_latest_version":true}' title="Move the run to the DAG's latest version, then clear its failed tasks: tasks that version no longer has end removed, new ones run">Clear on latest version (v${run.newerVersion.number})</button>`}
   <span class="run-action-result" role="status"></span>
 </div>
 <details class="conf" open><summary>conf</summary><pre id="run-conf">${run.confText}</pre></details>`;

@@ -2,7 +2,7 @@
 // with bars on one time axis shared by the whole run, each waiting trigger's child run, and the
 // log of the selected task's selected try, paged by lines; and the graph of the DAG version the run
 // was made from (the run keeps that version's tasks to its end, whatever the file says now).
-import { TaskInstanceNotFoundError, type RunnerService, type DagRunRecord, type DagTaskRecord, type RunState, type TaskInstanceRecord, type TaskState, TERMINAL_TASK_STATES } from "../../runner/index.ts";
+import { TaskInstanceNotFoundError, type RunnerService, type DagRunRecord, type DagTaskRecord, type RunState, type TaskInstanceRecord, type TaskState, type DagVersionRecord, TERMINAL_RUN_STATES, TERMINAL_TASK_STATES } from "../../runner/index.ts";
 import { webPaths } from "../html.ts";
 import { formatDuration } from "../layout.ts";
 import { isActiveRunState } from "./dag-list.ts";
@@ -36,6 +36,9 @@ export interface RunHeaderView {
   parent: RunLinkView | null;
   /** The DAG version the run was made from, linking to its code; null for a run older than versions. */
   version: { number: number; href: string } | null;
+  /** The DAG's latest version when an ended run is on an older one: the page offers to clear the
+   * run onto it (run_on_latest_version). */
+  newerVersion: { number: number; href: string } | null;
 }
 
 export interface TaskRowView {
@@ -82,7 +85,7 @@ export interface RunSelection {
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
-function runHeaderView(run: DagRunRecord): RunHeaderView {
+function runHeaderView(run: DagRunRecord, latest: DagVersionRecord | null): RunHeaderView {
   const parent =
     run.parentDagId !== null && run.parentRunId !== null
       ? {
@@ -109,6 +112,10 @@ function runHeaderView(run: DagRunRecord): RunHeaderView {
     dagHref: webPaths.dag(run.dagId),
     parent,
     version: run.dagVersion === null ? null : { number: run.dagVersion.versionNumber, href: webPaths.dagCode(run.dagId, { version: run.dagVersion.versionNumber }) },
+    newerVersion:
+      latest === null || latest.versionNumber === run.dagVersion?.versionNumber
+        ? null
+        : { number: latest.versionNumber, href: webPaths.dagCode(run.dagId, { version: latest.versionNumber }) },
   };
 }
 
@@ -194,8 +201,10 @@ export async function buildRunView(runner: RunnerService, dagId: string, runId: 
   const log = chosen ? await logView(runner, chosen, selection) : null;
   const graph = run.dagVersion === null ? null : await runner.getVersionTasks(dagId, run.dagVersion.versionNumber);
   const tasks = instances.map((ti) => taskRowView(ti, axis, now, ti.taskId === chosen?.taskId));
+  // only an ended run can move to the latest version; a running one (polled) costs no extra read
+  const latest = TERMINAL_RUN_STATES.has(run.state) ? (await runner.getDag(dagId)).latestVersion : null;
   return {
-    run: runHeaderView(run),
+    run: runHeaderView(run, latest),
     axis: axisView(axis.spanMs),
     tasks,
     graph,
