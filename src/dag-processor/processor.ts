@@ -51,6 +51,8 @@ export interface DagProcessorOptions {
 const LEADER_LOCK = [7302, 0] as const;
 const APPLY_POLL_MS = 10_000;
 const WATCH_SETTLE_MS = 50;
+/** How many broken bundles a parser remembers (their errors reused while the file is unchanged). */
+const MAX_REMEMBERED_FAILURES = 500;
 
 interface ParsedFile {
   bundle: Bundle;
@@ -73,6 +75,11 @@ export class DagProcessor {
   private signature: string | undefined;
   /** Bundles this runner saw parse cleanly, and the file+hash pairs it published. */
   private readonly parsedOk = new Set<string>();
+  /** Bundles that did not parse, with why: an unchanged broken file is not parsed again (a file
+   * whose top level loops would cost the parse timeout on every scan) until it changes or a
+   * PUT parseDagFile asks for it. Bounded: cleared past MAX_REMEMBERED_FAILURES. */
+  private readonly parseFailures = new Map<string, string>();
+  private parses = 0;
   private readonly published = new Set<string>();
   private scanning: Promise<void> = Promise.resolve();
   private scanQueued = false;
@@ -92,6 +99,11 @@ export class DagProcessor {
 
   get isLeader(): boolean {
     return this.leader;
+  }
+
+  /** How many files this processor has parsed in isolation (the log's parsedInIsolation, summed). */
+  get isolatedParses(): number {
+    return this.parses;
   }
 
   /** Takes part: tries to parse (a scan first when it may), then takes the DAGs Postgres has. */
@@ -252,13 +264,22 @@ export class DagProcessor {
       const mustParse = force.has(bundle.fileloc) || !(known.has(bundle.hash) || this.parsedOk.has(bundle.hash));
       let ms: number | null = null;
       if (mustParse) {
+        const failed = force.has(bundle.fileloc) ? undefined : this.parseFailures.get(bundle.hash);
+        if (failed !== undefined) {
+          broken.set(bundle.fileloc, failed);
+          continue;
+        }
         isolated += 1;
+        this.parses += 1;
         const outcome = await this.parser.parse(file, bundle.fileloc, bundle.code);
         ms = outcome.ms;
         if (!outcome.ok) {
+          if (this.parseFailures.size >= MAX_REMEMBERED_FAILURES) this.parseFailures.clear();
+          this.parseFailures.set(bundle.hash, outcome.stack);
           broken.set(bundle.fileloc, outcome.stack);
           continue;
         }
+        this.parseFailures.delete(bundle.hash);
         this.parsedOk.add(bundle.hash);
       }
       try {

@@ -104,6 +104,16 @@ void describe("the DAG folder (Airflow's DAG processor)", () => {
     }
     assert.deepEqual(member.runner.registry.list().map((d) => d.id), ["steady", "zz_probe"]);
     assert.equal((await member.runner.getDag("steady")).latestVersion?.versionNumber, 1, "the owner's DAG is untouched by the twin");
+
+    // the next scan parses only the new file: an unchanged broken one keeps its error unparsed (the
+    // loop would cost the 2 s timeout on every scan)
+    const parses = member.processor.isolatedParses;
+    await writeFile(path.join(dir, "zz_next.ts"), dagFile("zz_next", ["n"], "next"));
+    await until("zz_next served", () => member.runner.registry.has("zz_next"));
+    assert.equal(member.processor.isolatedParses - parses, 1, "one parse: the new file's");
+    assert.equal((await member.runner.listImportErrors()).length, 4, "the broken files are still listed");
+    await unlink(path.join(dir, "zz_next.ts"));
+    await until("zz_next gone", () => !member.runner.registry.has("zz_next"));
     const run = await member.runner.triggerRun("steady", { triggeredBy: "test" });
     assert.equal((await member.runner.waitForRun("steady", run.runId, { timeoutMs: 20_000 })).state, "success");
   });
