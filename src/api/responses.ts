@@ -21,7 +21,7 @@ export const dagVersionResponse = z.object({
   id: z.uuid(),
   version_number: z.number().int(),
   dag_id: z.string(),
-  bundle_name: z.string().nullable().describe("always dags-folder: the runner's one bundle"),
+  bundle_name: z.string().nullable().describe("the DAG folder the version was parsed from: dags-folder (the repository's dags/) or stand-dags (<state_dir>/dags)"),
   bundle_version: z.string().nullable().describe("always null: the DAGs folder is not a versioned bundle"),
   created_at: isoDate,
   dag_display_name: z.string(),

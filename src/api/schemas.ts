@@ -125,7 +125,7 @@ export const importErrorsQuery = pageQuery
     filename: z.string().max(2000).optional().describe("only the import error of this file (dags/<file>.ts)"),
     filename_pattern: z.string().max(2000).optional().describe("case-insensitive substring of the file name, % and _ wildcards"),
     filename_prefix_pattern: z.string().max(2000).optional().describe("case-sensitive prefix of the file name"),
-    bundle_name: z.string().max(250).optional().describe("only this bundle's (every import error is dags-folder's)"),
+    bundle_name: z.string().max(250).optional().describe("only this bundle's: the DAG folder (dags-folder, stand-dags)"),
   })
   .strict();
 
@@ -135,7 +135,7 @@ export const dagVersionsQuery = pageQuery
   .extend({
     limit: limitParam(50),
     version_number: idNumber.optional().describe("only this version"),
-    bundle_name: z.string().max(250).optional().describe("every version is dags-folder's: another name gives an empty page"),
+    bundle_name: z.string().max(250).optional().describe("only the versions parsed from this DAG folder (dags-folder, stand-dags)"),
     bundle_version: z.preprocess(blankIsAbsent, z.string().max(250).optional()).describe("every version's bundle_version is null: any value gives an empty page"),
     order_by: oneOrMany(z.enum(VERSION_ORDER))
       .default(["id"])

@@ -1,15 +1,16 @@
 // Engine records -> Airflow public API v2 JSON (snake_case, ISO dates, durations in seconds), with
 // every field Airflow 3's response models require (responses.ts says which are fixed here and why).
 import { createHash } from "node:crypto";
-import type {
-  DagRunRecord,
-  DagSummary,
-  DagVersionRecord,
-  ImportErrorRecord,
-  TaskInstanceRecord,
-  TaskLogRecord,
-  VariableChange,
-  VariableRecord,
+import {
+  DEFAULT_BUNDLE,
+  type DagRunRecord,
+  type DagSummary,
+  type DagVersionRecord,
+  type ImportErrorRecord,
+  type TaskInstanceRecord,
+  type TaskLogRecord,
+  type VariableChange,
+  type VariableRecord,
 } from "../runner/index.ts";
 import type {
   DagDetailsResponse,
@@ -28,8 +29,6 @@ export interface DagSerializeContext {
   fileToken(fileloc: string): string;
 }
 
-/** Airflow's default bundle: the DAGs folder. */
-export const BUNDLE_NAME = "dags-folder";
 
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
@@ -39,13 +38,13 @@ function secondsBetween(start: Date | null, end: Date | null): number | null {
   return start && end ? (end.getTime() - start.getTime()) / 1000 : null;
 }
 
-/** A version as Airflow's DagVersionResponse: the DAGs folder is one unversioned bundle. */
+/** A version as Airflow's DagVersionResponse: each DAG folder is an unversioned bundle. */
 export function serializeDagVersion(version: DagVersionRecord): DagVersionResponse {
   return {
     id: version.id,
     version_number: version.versionNumber,
     dag_id: version.dagId,
-    bundle_name: BUNDLE_NAME,
+    bundle_name: version.bundleName,
     bundle_version: null,
     created_at: version.createdAt.toISOString(),
     dag_display_name: version.dagId,
@@ -62,7 +61,7 @@ export function serializeDag(dag: DagSummary, context: DagSerializeContext): Dag
     last_parsed_time: iso(dag.lastParsedTime),
     last_parse_duration: dag.lastParseDurationS,
     last_expired: null,
-    bundle_name: BUNDLE_NAME,
+    bundle_name: dag.latestVersion?.bundleName ?? DEFAULT_BUNDLE,
     bundle_version: null,
     relative_fileloc: dag.fileloc.replace(/^dags\//, ""),
     fileloc: dag.fileloc,

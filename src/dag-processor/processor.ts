@@ -245,10 +245,13 @@ export class DagProcessor {
     this.forced.clear();
     const broken = new Map<string, string>();
     const bundles: Bundle[] = [];
+    /** Each file's folder name: its bundle, as Airflow names it. */
+    const bundleOf = new Map<string, string>();
     let files = 0;
     for (const folder of this.options.folders) {
       for (const file of await discoverDagFiles(folder.dir)) {
         files += 1;
+        bundleOf.set(filelocOf(file), folder.name);
         try {
           bundles.push(await bundleDagFile(folder.dir, file));
         } catch (err) {
@@ -297,12 +300,13 @@ export class DagProcessor {
       f.dags.map((dag) => ({
         dag,
         fileloc: f.bundle.fileloc,
+        bundleName: bundleOf.get(f.bundle.fileloc),
         code: { hash: f.bundle.hash, source: f.bundle.source, bundle: f.bundle.code },
         parseDurationMs: f.ms,
         reparsed: f.reparsed,
       })),
     );
-    const versions = await publishDags(this.pool, { dags, folder: { importErrors: [...broken].map(([filename, stackTrace]) => ({ filename, stackTrace })) } });
+    const versions = await publishDags(this.pool, { dags, folder: { importErrors: [...broken].map(([filename, stackTrace]) => ({ filename, stackTrace, bundleName: bundleOf.get(filename) })) } });
     for (const f of valid) this.published.add(`${f.bundle.fileloc}@${f.bundle.hash}`);
     this.signature = signature;
     const created = versions.filter((v) => v.created).map((v) => `${v.dagId} v${v.versionNumber}`);

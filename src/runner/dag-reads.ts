@@ -62,19 +62,32 @@ export async function readDags(db: pg.Pool, dagIds: readonly string[] | null): P
   return (await query<DagRow>(db, DAGS, [dagIds])).map(toSummary);
 }
 
+export interface DagVersionsQuery {
+  limit: number;
+  offset: number;
+  versionNumber?: number;
+  bundleName?: string;
+  descending?: boolean;
+}
+
 const VERSIONS = statement(
   "read_dag_versions",
   `select ${VERSION_JSON} as version, count(*) over () as total from runner.dag_versions v
-    where v.dag_id = $1 and ($2::integer is null or v.version_number = $2)
+    where v.dag_id = $1 and ($2::integer is null or v.version_number = $2) and ($6::text is null or v.bundle_name = $6)
     order by case when $3 then v.version_number end desc, v.version_number limit $4 offset $5`,
 );
 
 export async function readDagVersions(
   db: pg.Pool,
   dagId: string,
-  q: { limit: number; offset: number; versionNumber?: number; descending?: boolean },
+  q: DagVersionsQuery,
 ): Promise<Page<DagVersionRecord>> {
-  const rows = await query<{ version: VersionJson; total: number }>(db, VERSIONS, [dagId, q.versionNumber ?? null, q.descending ?? false, q.limit, q.offset]);
+  const rows = await query<{ version: VersionJson; total: number }>(db, VERSIONS, [dagId, q.versionNumber ?? null, q.descending ?? false, q.limit, q.offset, q.bundleName ?? null]);
+  if (rows.length === 0 && q.offset > 0) {
+    // past the last page the window count is absent; ask for it with no offset
+    const first = await query<{ total: number }>(db, VERSIONS, [dagId, q.versionNumber ?? null, false, 1, 0, q.bundleName ?? null]);
+    return { items: [], totalEntries: first[0]?.total ?? 0 };
+  }
   return { items: rows.map((r) => toVersionRecord(r.version)), totalEntries: rows[0]?.total ?? 0 };
 }
 

@@ -71,6 +71,8 @@ export interface PublishedDag {
   dag: Dag;
   /** Relative to the repository (dags/<file>.ts). */
   fileloc: string;
+  /** The DAG folder it comes from (Airflow's bundle); dags-folder when absent (a DAG given in code). */
+  bundleName?: string;
   code: DagCode | null;
   parseDurationMs: number | null;
   /** Its file was parsed for this publication (its last_parsed_time moves); false: carried over
@@ -83,7 +85,7 @@ export interface PublishRequest {
   /** A whole folder was read: a DAG no file declares goes stale, unless its file is among the
    * broken ones (a broken file keeps its DAGs' last versions, as Airflow does). */
   folder?: {
-    importErrors: readonly { filename: string; stackTrace: string }[];
+    importErrors: readonly { filename: string; stackTrace: string; bundleName?: string }[];
   };
 }
 
@@ -97,6 +99,8 @@ export interface PublishedVersion {
 /** Serializes publishers: a pool's processor, and engines given DAGs in code. */
 const PUBLISH_LOCK = [7302, 1] as const;
 export const DAGS_CHANNEL = "runner_dags";
+/** Airflow's default bundle name: the repository's dags/ (and a DAG given in code). */
+export const DEFAULT_BUNDLE = "dags-folder";
 export const PARSE_CHANNEL = "runner_dag_parse";
 
 const UPSERT_DAG = statement(
@@ -122,8 +126,8 @@ const INSERT_CODE = statement(
 );
 const INSERT_VERSION = statement(
   "insert_dag_version",
-  `insert into runner.dag_versions (dag_id, version_number, code_hash, structure, structure_hash, fileloc)
-   select $1, coalesce(max(version_number), 0) + 1, $2, $3, $4, $5 from runner.dag_versions where dag_id = $1
+  `insert into runner.dag_versions (dag_id, version_number, code_hash, structure, structure_hash, fileloc, bundle_name)
+   select $1, coalesce(max(version_number), 0) + 1, $2, $3, $4, $5, $6 from runner.dag_versions where dag_id = $1
    returning id, version_number`,
 );
 const SET_LATEST = statement("set_latest_dag_version", "update runner.dags set latest_version_id = $2 where dag_id = $1");
@@ -135,8 +139,9 @@ const MARK_STALE = statement(
 );
 const UPSERT_IMPORT_ERROR = statement(
   "upsert_import_error",
-  `insert into runner.import_errors (filename, stack_trace) values ($1, $2)
-   on conflict (filename) do update set stack_trace = excluded.stack_trace, timestamp = clock_timestamp()
+  `insert into runner.import_errors (filename, stack_trace, bundle_name) values ($1, $2, $3)
+   on conflict (filename) do update
+      set stack_trace = excluded.stack_trace, bundle_name = excluded.bundle_name, timestamp = clock_timestamp()
     where runner.import_errors.stack_trace is distinct from excluded.stack_trace`,
 );
 const CLEAR_IMPORT_ERRORS = statement("clear_import_errors", "delete from runner.import_errors where filename <> all($1::text[])");
@@ -156,7 +161,7 @@ export async function publishDags(pool: pg.Pool, request: PublishRequest): Promi
     if (request.folder) {
       const broken = request.folder.importErrors.map((e) => e.filename);
       stale = (await query<{ dag_id: string }>(client, MARK_STALE, [request.dags.map((d) => d.dag.id), broken])).map((r) => r.dag_id);
-      for (const e of request.folder.importErrors) await query(client, UPSERT_IMPORT_ERROR, [e.filename, e.stackTrace]);
+      for (const e of request.folder.importErrors) await query(client, UPSERT_IMPORT_ERROR, [e.filename, e.stackTrace, e.bundleName ?? DEFAULT_BUNDLE]);
       await query(client, CLEAR_IMPORT_ERRORS, [broken]);
     }
     const changed = published.filter((p) => p.created).map((p) => `${p.dagId}@${p.versionNumber}`);
@@ -191,7 +196,7 @@ async function publishOne(client: pg.PoolClient, entry: PublishedDag): Promise<P
   ]);
   if (same) return { dagId: dag.id, versionId: latest.id, versionNumber: latest.version_number, created: false };
   if (code) await query(client, INSERT_CODE, [code.hash, fileloc, code.source, code.bundle]);
-  const row = await queryOne<{ id: string; version_number: number }>(client, INSERT_VERSION, [dag.id, code?.hash ?? null, JSON.stringify(structure), structureHash, fileloc]);
+  const row = await queryOne<{ id: string; version_number: number }>(client, INSERT_VERSION, [dag.id, code?.hash ?? null, JSON.stringify(structure), structureHash, fileloc, entry.bundleName ?? DEFAULT_BUNDLE]);
   if (!row) throw new Error(`no version was recorded for DAG '${dag.id}'`);
   await query(client, SET_LATEST, [dag.id, row.id]);
   return { dagId: dag.id, versionId: row.id, versionNumber: row.version_number, created: true };

@@ -9,6 +9,7 @@ export { createRunner } from "./runner.ts";
 export type { Runner, RunnerOptions } from "./runner.ts";
 export type { RunnerService } from "./service.ts";
 export { RUN_STATES, TASK_STATES, TERMINAL_RUN_STATES, TERMINAL_TASK_STATES } from "./types.ts";
+export type { DagVersionsQuery } from "./dag-reads.ts";
 export type { DagRunRecord, DagSourceRecord, DagSummary, DagTaskRecord, DagVersionRecord, ImportErrorRecord, JsonValue, RunConf, RunState, TaskInstanceRecord, TaskLogRecord, TaskState, VariableChange, VariableRecord } from "./types.ts";
-export { DAGS_CHANNEL, knownCodeHashes, PARSE_CHANNEL, publishDags, readCurrentDags, readVersionCode, sha256, takeParseRequests } from "./dag-versions.ts";
+export { DAGS_CHANNEL, DEFAULT_BUNDLE, knownCodeHashes, PARSE_CHANNEL, publishDags, readCurrentDags, readVersionCode, sha256, takeParseRequests } from "./dag-versions.ts";
 export type { CurrentDag, DagCode, PublishedDag, PublishedVersion } from "./dag-versions.ts";

@@ -45,14 +45,15 @@ export interface VersionJson {
   created_at: string;
   code_hash: string | null;
   fileloc: string;
+  bundle_name: string;
 }
 
 /** The select list of a version as VersionJson, for a row `v` of runner.dag_versions. */
 export const VERSION_JSON = `json_build_object('id', v.id, 'dag_id', v.dag_id, 'version_number', v.version_number,
-  'created_at', v.created_at, 'code_hash', v.code_hash, 'fileloc', v.fileloc)`;
+  'created_at', v.created_at, 'code_hash', v.code_hash, 'fileloc', v.fileloc, 'bundle_name', v.bundle_name)`;
 
 export function toVersionRecord(v: VersionJson): DagVersionRecord {
-  return { id: v.id, dagId: v.dag_id, versionNumber: v.version_number, createdAt: new Date(v.created_at), codeHash: v.code_hash, fileloc: v.fileloc };
+  return { id: v.id, dagId: v.dag_id, versionNumber: v.version_number, createdAt: new Date(v.created_at), codeHash: v.code_hash, fileloc: v.fileloc, bundleName: v.bundle_name };
 }
 
 interface TaskInstanceRow {

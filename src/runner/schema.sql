@@ -1152,6 +1152,7 @@ CREATE TABLE runner.dag_versions (
     structure_hash text NOT NULL,
     fileloc text NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    bundle_name text DEFAULT 'dags-folder'::text NOT NULL,
     CONSTRAINT dag_versions_version_number_check CHECK ((version_number >= 1))
 );
 

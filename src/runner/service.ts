@@ -2,6 +2,7 @@
 // The engine implements RunnerService; src/api depends only on this interface and the errors in
 // src/runner/errors.ts, never on engine internals.
 import type { ClearRequest, TaskInstanceMark } from "./operator.ts";
+import type { DagVersionsQuery } from "./dag-reads.ts";
 import type {
   DagRunRecord,
   DagSourceRecord,
@@ -24,7 +25,7 @@ export interface RunnerService {
   getDag(dagId: string): Promise<DagSummary>;
   setPaused(dagId: string, paused: boolean): Promise<DagSummary>;
   /** The DAG's versions, oldest first (descending: newest first). Throws DagNotFoundError. */
-  listDagVersions(dagId: string, query: { limit: number; offset: number; versionNumber?: number; descending?: boolean }): Promise<Page<DagVersionRecord>>;
+  listDagVersions(dagId: string, query: DagVersionsQuery): Promise<Page<DagVersionRecord>>;
   /** Throws DagNotFoundError, DagVersionNotFoundError. */
   getDagVersion(dagId: string, versionNumber: number): Promise<DagVersionRecord>;
   /** The DAG's file as it was at a version (the latest when null). Throws DagVersionNotFoundError. */

@@ -75,6 +75,8 @@ export interface DagVersionRecord {
   dagId: string;
   versionNumber: number;
   createdAt: Date;
+  /** The DAG folder it was parsed from (dags-folder, stand-dags; dags-folder for a DAG in code). */
+  bundleName: string;
   /** sha256 of the bundle the version runs (null for a DAG given to the engine in code). */
   codeHash: string | null;
   fileloc: string;

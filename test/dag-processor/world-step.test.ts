@@ -101,6 +101,12 @@ describe("the DAG folder while a world step runs (test stand)", () => {
       assert.equal(ended.state, "success");
       assert.deepEqual([ended.dag_versions.map((v) => v.version_number), ended.task_ids], [[v1], ["a", "b"]], "the run kept version 1's graph");
       assert.match(await taskLog(PROBE, run.dag_run_id, "b"), /ran v1/, "and version 1's code");
+      const probeDetails = await details(PROBE);
+      assert.deepEqual([probeDetails?.bundle_name, probeDetails?.latest_dag_version?.bundle_name], ["stand-dags", "stand-dags"]);
+      const ofBundle = async (name: string, n: number) =>
+        (await api.request<{ total_entries: number }>("GET", `api/v2/dags/${PROBE}/dagVersions`, { query: { bundle_name: name, version_number: n } })).total_entries;
+      assert.deepEqual([await ofBundle("stand-dags", v1), await ofBundle("stand-dags", v1 + 1), await ofBundle("dags-folder", v1 + 1)], [1, 1, 0], "both versions filed under stand-dags");
+      assert.equal((await details("world_next_day"))?.latest_dag_version?.bundle_name, "dags-folder");
       await stepStillRunning("after the change");
 
       // broken four ways: each an import error with its file and line; the rest stays served
@@ -113,6 +119,7 @@ describe("the DAG folder while a world step runs (test stand)", () => {
         const e = errors.find((x) => x.filename === shown(b.file));
         assert.ok(e, `an import error for ${b.file}`);
         assert.match(e.stack_trace, b.stack, `${b.file}: ${e.stack_trace}`);
+        assert.equal(e.bundle_name, "stand-dags", "the bundle is the folder the file is in");
         const one = await api.request<ImportErrorResponse>("GET", `api/v2/importErrors/${e.import_error_id}`);
         assert.equal(one.filename, e.filename);
       }

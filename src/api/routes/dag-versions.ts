@@ -3,7 +3,7 @@
 import type { ApiContext } from "../context.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
 import { dagPathParams, dagVersionCollection, dagVersionPathParams, dagVersionResponse, dagVersionsQuery } from "../schemas.ts";
-import { BUNDLE_NAME, serializeDagVersion } from "../serialize.ts";
+import { serializeDagVersion } from "../serialize.ts";
 
 export function dagVersionRoutes({ runner }: ApiContext): RouteSpec[] {
   return [
@@ -13,8 +13,9 @@ export function dagVersionRoutes({ runner }: ApiContext): RouteSpec[] {
       operationId: "get_dag_versions",
       summary: "List a DAG's versions",
       description:
-        "Oldest first (order_by=-version_number or -id: newest first). Every version is the dags-folder bundle's, with " +
-        "bundle_version null: another bundle_name, or any bundle_version, gives an empty page. The '~' form (every DAG) is not served.",
+        "Oldest first (order_by=-version_number or -id: newest first). A version's bundle is the DAG folder it was parsed " +
+        "from (dags-folder: the repository's dags/; stand-dags: the stand's <state_dir>/dags), unversioned: bundle_version " +
+        "is null, so any bundle_version gives an empty page. The '~' form (every DAG) is not served.",
       tag: "DagVersion",
       auth: false,
       params: dagPathParams,
@@ -24,8 +25,7 @@ export function dagVersionRoutes({ runner }: ApiContext): RouteSpec[] {
         404: { description: "Unknown DAG" },
       },
       async handle({ params, query, res }) {
-        const otherBundle = (query.bundle_name !== undefined && query.bundle_name !== BUNDLE_NAME) || query.bundle_version !== undefined;
-        if (otherBundle) {
+        if (query.bundle_version !== undefined) {
           await runner.getDag(params.dag_id); // an unknown DAG is still 404
           res.json({ dag_versions: [], total_entries: 0 });
           return;
@@ -34,6 +34,7 @@ export function dagVersionRoutes({ runner }: ApiContext): RouteSpec[] {
           limit: query.limit,
           offset: query.offset,
           versionNumber: query.version_number,
+          ...(query.bundle_name !== undefined && { bundleName: query.bundle_name }),
           descending: (query.order_by[0] ?? "id").startsWith("-"),
         });
         res.json({ dag_versions: page.items.map(serializeDagVersion), total_entries: page.totalEntries });
