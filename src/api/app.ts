@@ -18,6 +18,8 @@ import { dagRunRoutes } from "./routes/dag-runs.ts";
 import { dagInfoRoutes } from "./routes/dag-info.ts";
 import { dagParsingRoutes } from "./routes/dag-parsing.ts";
 import { dagVersionRoutes } from "./routes/dag-versions.ts";
+import { airflowListRoutes } from "./routes/airflow-lists.ts";
+import { notServedRoutes } from "./routes/not-served.ts";
 import { dagRoutes } from "./routes/dags.ts";
 import { importErrorRoutes } from "./routes/import-errors.ts";
 import { loginRoutes } from "./routes/login.ts";
@@ -75,6 +77,8 @@ export function createApp(options: CreateAppOptions): RunnerApp {
   let document: Record<string, unknown> | undefined;
   const specs: RouteSpec[] = [
     ...loginRoutes(context),
+    // before the routes whose paths they share a prefix with ({map_index} would take "state-store")
+    ...notServedRoutes(),
     ...dagRoutes(context),
     ...dagInfoRoutes(context),
     ...dagVersionRoutes(context),
@@ -85,6 +89,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     ...variableRoutes(context),
     ...variableBulkRoutes(context),
     ...systemRoutes(context),
+    ...airflowListRoutes(context),
     ...(options.routes ?? []),
     ...monitorRoutes(context, () => (document ??= buildOpenApiDocument(specs, { version: API_VERSION }))),
   ];

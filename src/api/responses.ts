@@ -283,3 +283,41 @@ export type LogResponse = z.infer<typeof logResponse>;
 export type BulkResponse = z.infer<typeof bulkResponse>;
 export type ImportErrorResponse = z.infer<typeof importErrorResponse>;
 export type DagVersionResponse = z.infer<typeof dagVersionResponse>;
+
+/** Airflow's TimeDelta object. */
+export const timeDelta = z.object({ __type: z.string(), days: z.number().int(), seconds: z.number().int(), microseconds: z.number().int() });
+
+export const taskResponse = z.object({
+  task_id: z.string().nullable(),
+  task_display_name: z.string().nullable(),
+  owner: z.string().nullable(),
+  start_date: isoDate.nullable(),
+  end_date: isoDate.nullable(),
+  trigger_rule: z.string().nullable().describe("all_success: a task runs when every upstream succeeded (skipped upstream: skipped)"),
+  depends_on_past: z.boolean(),
+  wait_for_downstream: z.boolean(),
+  retries: z.number().nullable(),
+  queue: z.string().nullable(),
+  pool: z.string().nullable(),
+  pool_slots: z.number().nullable(),
+  execution_timeout: timeDelta.nullable(),
+  retry_delay: timeDelta.nullable(),
+  retry_exponential_backoff: z.number().describe("2: each retry waits twice the last, up to the task's cap"),
+  priority_weight: z.number().nullable(),
+  weight_rule: z.string().nullable(),
+  ui_color: z.string().nullable(),
+  ui_fgcolor: z.string().nullable(),
+  template_fields: z.array(z.string()).nullable(),
+  downstream_task_ids: z.array(z.string()).nullable(),
+  doc_md: z.string().nullable(),
+  operator_name: z.string().nullable().describe("callable (a function) or waiting_trigger (starts a DAG's run and waits for it)"),
+  params: z.record(z.string(), z.unknown()).nullable(),
+  class_ref: z.record(z.string(), z.unknown()).nullable(),
+  is_mapped: z.boolean().nullable(),
+  extra_links: z.array(z.string()),
+  trigger_dag_id: z.string().nullable().describe("the DAG a waiting trigger starts"),
+});
+export const taskCollection = z.object({ tasks: z.array(taskResponse), total_entries: z.number().int() });
+
+export const dagTagCollection = z.object({ tags: z.array(z.string()), total_entries: z.number().int() });
+export const emptyCollection = (key: string) => z.object({ [key]: z.array(z.never()), total_entries: z.number().int() });

@@ -1,7 +1,7 @@
 // Zod schemas of every request, in Airflow's public API v2 field names (the responses are in
 // responses.ts, re-exported here). They validate input and become the OpenAPI document's components.
 import { z } from "zod";
-import { RUN_STATES } from "../runner/index.ts";
+import { RUN_STATES, TASK_STATES } from "../runner/index.ts";
 import { isoDate } from "./responses.ts";
 
 // Identifiers: ASCII only, no slashes or control characters, bounded length. Run ids may carry the
@@ -90,8 +90,6 @@ export const listDagsQuery = pageQuery
   })
   .strict();
 
-const RUN_ORDER = ["queued_at", "-queued_at", "id", "-id", "run_after", "-run_after"] as const;
-
 /** A query parameter that may be given once or repeated (?state=a&state=b), as Airflow's lists. */
 function oneOrMany<T extends z.ZodType>(item: T) {
   return z.preprocess((value) => (value === undefined || Array.isArray(value) ? value : [value]), z.array(item));
@@ -99,16 +97,7 @@ function oneOrMany<T extends z.ZodType>(item: T) {
 
 export const queryBoolean = z.enum(["true", "false"], { error: "must be true or false" }).transform((v) => v === "true");
 
-export const listRunsQuery = pageQuery
-  .extend({
-    state: oneOrMany(z.enum(RUN_STATES)).optional().describe("only runs in these states (repeat the parameter for several)"),
-    order_by: oneOrMany(z.enum(RUN_ORDER))
-      .default(["-queued_at"])
-      .describe("sort by queue time; '-' for newest first (the default). id and run_after are aliases of queued_at"),
-  })
-  .strict();
 
-export const taskInstancesQuery = pageQuery.extend({ limit: limitParam(1000) }).strict();
 
 export const logQuery = z
   .object({
@@ -368,3 +357,165 @@ export const schemaStatusResponse = z.object({
   note: z.string(),
 });
 export type SchemaStatusResponse = z.infer<typeof schemaStatusResponse>;
+
+// ---- Airflow's list filters (runs across DAGs, task instances across runs) -------------------
+
+/** A DAG id in a list path, or Airflow's `~`: every DAG. */
+export const dagIdOrAll = z.union([z.literal("~"), dagIdSchema]);
+export const dagOrAllPathParams = z.object({ dag_id: dagIdOrAll }).strict();
+
+const RANGE_BOUNDS = ["gte", "gt", "lte", "lt"] as const;
+type RangeBound = (typeof RANGE_BOUNDS)[number];
+type RangeShape<N extends string, T extends z.ZodType> = { [K in `${N}_${RangeBound}`]: z.ZodOptional<T> };
+
+/** Airflow's four bounds of one field (`run_after_gte`, `run_after_gt`, …). */
+function rangeShape<N extends string, T extends z.ZodType>(name: N, schema: T): RangeShape<N, T> {
+  return Object.fromEntries(RANGE_BOUNDS.map((b) => [`${name}_${b}`, schema.optional()])) as RangeShape<N, T>;
+}
+
+/** The bounds of one field, read back from a parsed query or body. */
+export function rangeOf<N extends string, T>(input: { [K in `${N}_${RangeBound}`]?: T | null }, name: N): { gte?: T; gt?: T; lte?: T; lt?: T } | undefined {
+  const range: { gte?: T; gt?: T; lte?: T; lt?: T } = {};
+  for (const b of RANGE_BOUNDS) {
+    const value = input[`${name}_${b}`];
+    if (value !== undefined && value !== null) range[b] = value;
+  }
+  return Object.keys(range).length === 0 ? undefined : range;
+}
+
+const queryDate = z.preprocess(blankIsAbsent, inputIsoDate.transform((text) => new Date(text)));
+const queryNumber = z.preprocess(blankIsAbsent, z.coerce.number({ error: "must be a number" }).finite());
+const queryText = z.preprocess(blankIsAbsent, z.string().max(1000).optional());
+const patternText = queryText.describe("case-insensitive substring (SQL ILIKE): % and _ are wildcards, | separates alternatives");
+const prefixText = queryText.describe("case-sensitive prefix, taken literally; | separates alternatives");
+
+export const RUN_ORDER_FIELDS = [
+  "id", "state", "dag_id", "run_id", "logical_date", "partition_date", "run_after", "start_date", "end_date", "updated_at", "conf", "duration", "dag_run_id",
+] as const;
+const runOrderValue = z.enum([...RUN_ORDER_FIELDS, ...RUN_ORDER_FIELDS.map((f) => `-${f}` as const), "queued_at", "-queued_at"]);
+
+/** Airflow's run types; `operator_triggered` is a waiting trigger's child run here. */
+export const AIRFLOW_RUN_TYPES = ["backfill", "scheduled", "manual", "operator_triggered", "asset_triggered", "asset_materialization"] as const;
+
+const runRanges = {
+  ...rangeShape("run_after", queryDate),
+  ...rangeShape("logical_date", queryDate),
+  ...rangeShape("start_date", queryDate),
+  ...rangeShape("end_date", queryDate),
+  ...rangeShape("duration", queryNumber),
+};
+
+export const listRunsQuery = pageQuery
+  .extend({
+    ...runRanges,
+    ...rangeShape("updated_at", queryDate),
+    partition_date_gte: queryText.describe("no run has a partition here: any value matches none"),
+    partition_date_lte: queryText.describe("no run has a partition here: any value matches none"),
+    cursor: z
+      .preprocess(blankIsAbsent, z.undefined({ error: "cursor paging is not served here: page with limit and offset" }).optional())
+      .describe("refused: page with limit and offset"),
+    conf_contains: queryText.describe("runs whose conf, as JSON text, contains this string"),
+    run_type: oneOrMany(z.enum(AIRFLOW_RUN_TYPES)).optional(),
+    state: oneOrMany(z.enum(RUN_STATES)).optional().describe("only runs in these states (repeat the parameter for several)"),
+    dag_version: oneOrMany(idNumber).optional().describe("only runs made from these version numbers"),
+    bundle_version: queryText.describe("no bundle is versioned here: any value matches none"),
+    order_by: oneOrMany(runOrderValue)
+      .default(["-id"])
+      .describe("several keys; '-' for descending. The default is newest first (-id); queued_at is run_after"),
+    run_id_pattern: patternText,
+    run_id_prefix_pattern: prefixText,
+    triggering_user_name_pattern: patternText,
+    triggering_user_name_prefix_pattern: prefixText,
+    dag_id_pattern: patternText.describe("with ~ as dag_id: runs of the DAGs whose id matches (ILIKE, | for or)"),
+    dag_id_prefix_pattern: prefixText,
+    partition_key_pattern: queryText.describe("no run has a partition key here: any value matches none"),
+    partition_key_prefix_pattern: queryText.describe("no run has a partition key here: any value matches none"),
+    consuming_asset_pattern: queryText.describe("no assets here: any value matches none"),
+  })
+  .strict();
+export type ListRunsQueryInput = z.infer<typeof listRunsQuery>;
+
+/** Airflow's DAGRunsBatchBody (POST /dags/~/dagRuns/list). */
+export const dagRunsBatchBody = z
+  .object({
+    ...rangeShape("run_after", inputIsoDate.nullable().transform((t) => (t === null ? null : new Date(t)))),
+    ...rangeShape("logical_date", inputIsoDate.nullable().transform((t) => (t === null ? null : new Date(t)))),
+    ...rangeShape("start_date", inputIsoDate.nullable().transform((t) => (t === null ? null : new Date(t)))),
+    ...rangeShape("end_date", inputIsoDate.nullable().transform((t) => (t === null ? null : new Date(t)))),
+    ...rangeShape("duration", z.number().finite().nullable()),
+    order_by: z.string().max(200).nullable().optional().describe("one key or several, comma separated; '-' for descending"),
+    page_offset: z.number().int().min(0).max(1_000_000_000).default(0),
+    page_limit: z.number().int().min(1).max(1000).default(100),
+    dag_ids: z.array(dagIdSchema).max(1000).nullable().optional(),
+    states: z.array(z.enum(RUN_STATES).nullable()).max(10).nullable().optional(),
+    conf_contains: z.string().max(1000).nullable().optional(),
+  })
+  .strict();
+
+export const TASK_INSTANCE_ORDER_FIELDS = [
+  "id", "state", "duration", "start_date", "end_date", "map_index", "try_number", "logical_date", "run_after",
+  "data_interval_start", "data_interval_end", "rendered_map_index", "operator",
+] as const;
+const taskInstanceOrderValue = z.enum([...TASK_INSTANCE_ORDER_FIELDS, ...TASK_INSTANCE_ORDER_FIELDS.map((f) => `-${f}` as const)]);
+const queryInt = z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(-1).max(2_147_483_647);
+
+/** GET …/dagRuns/{dag_run_id}/taskInstances (dag_id and dag_run_id may be ~). */
+export const taskInstancesQuery = pageQuery
+  .extend({
+    limit: limitParam(1000),
+    ...runRanges,
+    ...rangeShape("updated_at", queryDate),
+    cursor: z
+      .preprocess(blankIsAbsent, z.undefined({ error: "cursor paging is not served here: page with limit and offset" }).optional())
+      .describe("refused: page with limit and offset"),
+    task_id: queryText.describe("only this task"),
+    task_display_name_pattern: patternText.describe("on the task id (a task's display name is its id)"),
+    task_display_name_prefix_pattern: prefixText,
+    task_group_id: queryText.describe("no task groups here: any value matches none"),
+    dag_id_pattern: patternText,
+    dag_id_prefix_pattern: prefixText,
+    run_id_pattern: patternText,
+    run_id_prefix_pattern: prefixText,
+    state: oneOrMany(z.enum(TASK_STATES)).optional(),
+    pool: oneOrMany(z.string().max(250)).optional().describe("every task instance is in default_pool"),
+    pool_name_pattern: patternText,
+    pool_name_prefix_pattern: prefixText,
+    queue: oneOrMany(z.string().max(250)).optional().describe("every task instance is in the default queue"),
+    queue_name_pattern: patternText,
+    queue_name_prefix_pattern: prefixText,
+    executor: oneOrMany(z.string().max(250)).optional().describe("no executors here: any value matches none"),
+    version_number: oneOrMany(idNumber).optional().describe("only task instances of runs made from these versions"),
+    try_number: oneOrMany(queryInt).optional(),
+    operator: oneOrMany(z.string().max(250)).optional().describe("no operator classes here: any value matches none"),
+    operator_name_pattern: queryText.describe("no operator classes here: any value matches none"),
+    operator_name_prefix_pattern: queryText.describe("no operator classes here: any value matches none"),
+    map_index: oneOrMany(queryInt).optional().describe("tasks are not mapped: every map_index is -1"),
+    rendered_map_index_pattern: queryText.describe("tasks are not mapped: any value matches none"),
+    rendered_map_index_prefix_pattern: queryText.describe("tasks are not mapped: any value matches none"),
+    order_by: oneOrMany(taskInstanceOrderValue).default([]).describe("several keys; '-' for descending. The default: by run, then each run's task order"),
+  })
+  .strict();
+export type TaskInstancesQueryInput = z.infer<typeof taskInstancesQuery>;
+
+const bodyDate = inputIsoDate.nullable().transform((t) => (t === null ? null : new Date(t)));
+
+/** Airflow's TaskInstancesBatchBody (POST …/taskInstances/list). */
+export const taskInstancesBatchBody = z
+  .object({
+    dag_ids: z.array(dagIdSchema).max(1000).nullable().optional(),
+    dag_run_ids: z.array(runIdSchema).max(1000).nullable().optional(),
+    task_ids: z.array(taskIdSchema).max(1000).nullable().optional(),
+    state: z.array(z.enum(TASK_STATES).nullable()).max(20).nullable().optional(),
+    ...rangeShape("run_after", bodyDate),
+    ...rangeShape("logical_date", bodyDate),
+    ...rangeShape("start_date", bodyDate),
+    ...rangeShape("end_date", bodyDate),
+    ...rangeShape("duration", z.number().finite().nullable()),
+    pool: z.array(z.string().max(250)).max(100).nullable().optional(),
+    queue: z.array(z.string().max(250)).max(100).nullable().optional(),
+    executor: z.array(z.string().max(250)).max(100).nullable().optional(),
+    page_offset: z.number().int().min(0).max(1_000_000_000).default(0),
+    page_limit: z.number().int().min(1).max(1000).default(100),
+    order_by: z.string().max(200).nullable().optional().describe("one key or several, comma separated; '-' for descending"),
+  })
+  .strict();

@@ -5,6 +5,8 @@ import { readDags, readDagSource, readDagVersions, readImportErrors, readVersion
 import { requestParse } from "./dag-versions.ts";
 import { DagNotFoundError, DagStaleError, DagVersionNotFoundError, TaskInstanceNotFoundError, VariableNotFoundError } from "./errors.ts";
 import { heartbeatIntervalMs } from "./leases.ts";
+import { readRunList } from "./run-list.ts";
+import { readTaskInstanceList } from "./task-instance-list.ts";
 import { clearTaskInstances, markRun, patchTaskInstance, setRunNote } from "./operator.ts";
 import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
 import type { DagRegistry } from "./registry.ts";
@@ -99,6 +101,8 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
       await knownDag(dagId);
       return readRun(pool, dagId, runId);
     },
+    findRuns: (query) => readRunList(pool, query),
+    findTaskInstances: (query) => readTaskInstanceList(pool, query),
     async listRuns(dagId, query) {
       await knownDag(dagId);
       return readRuns(pool, dagId, query);

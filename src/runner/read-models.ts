@@ -16,7 +16,7 @@ import type {
   TaskState,
 } from "./types.ts";
 
-interface RunRow {
+export interface RunRow {
   id: number;
   dag_id: string;
   run_id: string;
@@ -56,7 +56,7 @@ export function toVersionRecord(v: VersionJson): DagVersionRecord {
   return { id: v.id, dagId: v.dag_id, versionNumber: v.version_number, createdAt: new Date(v.created_at), codeHash: v.code_hash, fileloc: v.fileloc, bundleName: v.bundle_name };
 }
 
-interface TaskInstanceRow {
+export interface TaskInstanceRow {
   id: number;
   task_id: string;
   state: TaskState;
@@ -71,9 +71,14 @@ interface TaskInstanceRow {
   note: string | null;
 }
 
-const RUN_COLUMNS = `id, dag_id, run_id, state, run_type, conf, logical_date, queued_at, start_date, end_date, note,
-  manifest, parent_dag_id, parent_run_id, parent_task_id, triggered_by, waiting_for,
-  (select ${VERSION_JSON} from runner.dag_versions v where v.id = dag_runs.dag_version_id) as dag_version`;
+/** The select list of a run as RunRow, for the runner.dag_runs row named `alias`. */
+export function runColumns(alias: string): string {
+  const c = (name: string) => `${alias}.${name}`;
+  return `${["id", "dag_id", "run_id", "state", "run_type", "conf", "logical_date", "queued_at", "start_date", "end_date", "note", "manifest",
+    "parent_dag_id", "parent_run_id", "parent_task_id", "triggered_by", "waiting_for"].map(c).join(", ")},
+  (select ${VERSION_JSON} from runner.dag_versions v where v.id = ${c("dag_version_id")}) as dag_version`;
+}
+const RUN_COLUMNS = runColumns("dag_runs");
 
 const GET_RUN = statement("get_run", `select ${RUN_COLUMNS} from runner.dag_runs where dag_id = $1 and run_id = $2`);
 const LIST_RUNS_DESC = statement(
@@ -90,10 +95,12 @@ const COUNT_RUNS = statement(
   "count_runs",
   "select count(*) as total from runner.dag_runs where dag_id = $1 and ($2::text[] is null or state = any($2::text[]))",
 );
+/** The select list of a task instance as TaskInstanceRow, for a row `ti` of runner.task_instances. */
+export const TASK_INSTANCE_COLUMNS = `ti.id, ti.task_id, ti.state, ti.try_number, ti.max_tries, ti.start_date, ti.end_date, ti.worker, ti.error,
+          ti.child_dag_id, ti.child_run_id, ti.note`;
 const LIST_TASK_INSTANCES = statement(
   "list_task_instances",
-  `select ti.id, ti.task_id, ti.state, ti.try_number, ti.max_tries, ti.start_date, ti.end_date, ti.worker, ti.error,
-          ti.child_dag_id, ti.child_run_id, ti.note
+  `select ${TASK_INSTANCE_COLUMNS}
      from runner.task_instances ti join runner.dag_runs r on r.id = ti.run_pk
     where r.dag_id = $1 and r.run_id = $2
     order by array_position(r.manifest, ti.task_id), ti.task_id`,
@@ -130,7 +137,7 @@ export function toRunRecord(row: RunRow): DagRunRecord {
   };
 }
 
-function toTaskInstanceRecord(dagId: string, runId: string, row: TaskInstanceRow): TaskInstanceRecord {
+export function toTaskInstanceRecord(dagId: string, runId: string, row: TaskInstanceRow): TaskInstanceRecord {
   const durationMs = row.start_date && row.end_date ? row.end_date.getTime() - row.start_date.getTime() : null;
   return {
     dagId,

@@ -1073,6 +1073,18 @@ begin
 end $$;
 
 --
+-- Name: touch_dag_run(); Type: FUNCTION; Schema: runner; Owner: -
+--
+
+CREATE FUNCTION runner.touch_dag_run() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  new.updated_at := clock_timestamp();
+  return new;
+end $$;
+
+--
 -- Name: dag_code; Type: TABLE; Schema: runner; Owner: -
 --
 
@@ -1118,6 +1130,7 @@ CREATE TABLE runner.dag_runs (
     parent_ti_id bigint,
     waiting_for text,
     dag_version_id uuid,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT dag_runs_run_type_check CHECK ((run_type = ANY (ARRAY['manual'::text, 'scheduled'::text, 'triggered'::text]))),
     CONSTRAINT dag_runs_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'success'::text, 'failed'::text])))
 );
@@ -1701,6 +1714,12 @@ CREATE INDEX task_log_lines_by_try ON runner.task_log_lines USING btree (ti_id, 
 --
 
 CREATE INDEX variable_history_by_key ON runner.variable_history USING btree (key, id);
+
+--
+-- Name: dag_runs dag_runs_touch; Type: TRIGGER; Schema: runner; Owner: -
+--
+
+CREATE TRIGGER dag_runs_touch BEFORE UPDATE ON runner.dag_runs FOR EACH ROW WHEN ((old.* IS DISTINCT FROM new.*)) EXECUTE FUNCTION runner.touch_dag_run();
 
 --
 -- Name: dag_runs dag_runs_version; Type: TRIGGER; Schema: runner; Owner: -

@@ -3,6 +3,8 @@
 // src/runner/errors.ts, never on engine internals.
 import type { ClearRequest, TaskInstanceMark } from "./operator.ts";
 import type { DagVersionsQuery } from "./dag-reads.ts";
+import type { RunListQuery } from "./run-list.ts";
+import type { ListedTaskInstance, TaskInstanceListQuery } from "./task-instance-list.ts";
 import type {
   DagRunRecord,
   DagSourceRecord,
@@ -42,6 +44,10 @@ export interface RunnerService {
   triggerRun(dagId: string, request: TriggerRequest): Promise<DagRunRecord>;
   getRun(dagId: string, runId: string): Promise<DagRunRecord>;
   listRuns(dagId: string, query: ListRunsQuery): Promise<Page<DagRunRecord>>;
+  /** Runs of one DAG, several, or every DAG, with Airflow's filters and sort keys (run-list.ts). */
+  findRuns(query: RunListQuery): Promise<Page<DagRunRecord>>;
+  /** Task instances of one run, several, or every run, with Airflow's filters (task-instance-list.ts). */
+  findTaskInstances(query: TaskInstanceListQuery): Promise<Page<ListedTaskInstance>>;
   listTaskInstances(dagId: string, runId: string): Promise<TaskInstanceRecord[]>;
   /** Marks a run failed or success (its open child runs too; a run holding a resource frees it)
    * and/or sets its note. Throws DagRunNotFoundError. Returns the run as it is then. */

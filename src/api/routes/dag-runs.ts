@@ -4,7 +4,9 @@ import { defineRoute, type RouteSpec } from "../route.ts";
 import { type RunConf, TERMINAL_RUN_STATES } from "../../runner/index.ts";
 import { ApiProblem } from "../problem.ts";
 import {
+  dagOrAllPathParams,
   dagPathParams,
+  dagRunsBatchBody,
   dagRunPatchBody,
   dagRunPatchQuery,
   dagRunCollection,
@@ -15,6 +17,7 @@ import {
   waitQuery,
 } from "../schemas.ts";
 import { serializeRun, triggeredByWithUser } from "../serialize.ts";
+import { dagIdsOf, runListFromBatch, runListFromQuery } from "../list-filters.ts";
 import { userOf } from "../auth.ts";
 
 const runNotFound = { description: "Unknown DAG or run" };
@@ -57,23 +60,47 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
       method: "get",
       path: "/api/v2/dags/{dag_id}/dagRuns",
       operationId: "get_dag_runs",
-      summary: "List a DAG's runs",
+      summary: "List a DAG's runs, or every DAG's (~)",
+      description:
+        "Airflow's filters: ranges (_gte, _gt, _lte, _lt) on run_after, logical_date, start_date, end_date, updated_at and " +
+        "duration (seconds; a run not ended has none); state, run_type and dag_version lists; conf_contains; _pattern " +
+        "(ILIKE, | for or) and _prefix_pattern on run_id, dag_id and triggering_user_name. order_by takes several keys, " +
+        "'-' for descending, then the run's id. Filters on partitions, assets and bundle versions match no run here.",
       tag: "DagRun",
       auth: false,
-      params: dagPathParams,
+      params: dagOrAllPathParams,
       query: listRunsQuery,
       responses: {
         200: { description: "One page of runs", schema: dagRunCollection, schemaName: "DAGRunCollectionResponse" },
         404: { description: "Unknown DAG" },
       },
       async handle({ params, query, res }) {
-        await runner.getDag(params.dag_id);
-        const page = await runner.listRuns(params.dag_id, {
-          limit: query.limit,
-          offset: query.offset,
-          state: query.state,
-          order: (query.order_by[0] ?? "-queued_at").startsWith("-") ? "desc" : "asc",
-        });
+        if (params.dag_id !== "~") await runner.getDag(params.dag_id);
+        const page = await runner.findRuns(runListFromQuery(query, dagIdsOf(params.dag_id)));
+        res.json({ dag_runs: page.items.map(serializeRun), total_entries: page.totalEntries });
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/v2/dags/{dag_id}/dagRuns/list",
+      operationId: "get_list_dag_runs_batch",
+      summary: "List runs across DAGs (a body of filters)",
+      description:
+        "Airflow's DAGRunsBatchBody: dag_ids, states, the date and duration ranges, conf_contains, page_offset and " +
+        "page_limit, order_by (one key or several, comma separated). With a DAG id in the path instead of ~, only its runs.",
+      tag: "DagRun",
+      auth: false,
+      params: dagOrAllPathParams,
+      body: dagRunsBatchBody,
+      bodySchemaName: "DAGRunsBatchBody",
+      responses: {
+        200: { description: "One page of runs", schema: dagRunCollection, schemaName: "DAGRunCollectionResponse" },
+        404: { description: "Unknown DAG" },
+        422: { description: "A malformed body or an unknown order_by key" },
+      },
+      async handle({ params, body, res }) {
+        if (params.dag_id !== "~") await runner.getDag(params.dag_id);
+        const page = await runner.findRuns(runListFromBatch(body, dagIdsOf(params.dag_id)));
         res.json({ dag_runs: page.items.map(serializeRun), total_entries: page.totalEntries });
       },
     }),

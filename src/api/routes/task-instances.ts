@@ -10,15 +10,20 @@ import {
   logPathParams,
   logQuery,
   logResponse,
-  pageOf,
   patchTaskInstanceBody,
   patchTaskInstanceQuery,
-  runPathParams,
   taskInstanceCollection,
   taskInstanceResponse,
+  taskInstancesBatchBody,
   taskInstancesQuery,
   taskPathParams,
+  dagIdOrAll,
+  runIdSchema,
 } from "../schemas.ts";
+import { dagIdsOf, taskInstanceListFromBatch, taskInstanceListFromQuery } from "../list-filters.ts";
+
+/** A DAG id or ~, and a run id or ~ (every run). */
+const tiListPathParams = z.object({ dag_id: dagIdOrAll, dag_run_id: z.union([z.literal("~"), runIdSchema]) }).strict();
 import { logAsText, logLines, serializeTaskInstance } from "../serialize.ts";
 
 const collection = { schema: taskInstanceCollection, schemaName: "TaskInstanceCollectionResponse" };
@@ -27,6 +32,12 @@ const logPosition = z.object({ dag_id: z.string(), dag_run_id: z.string(), task_
 type LogPosition = z.infer<typeof logPosition>;
 
 export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
+  /** 404 for a DAG or run the path names that does not exist (~ names every one). */
+  async function knownPath(dagId: string, runId: string): Promise<void> {
+    if (dagId !== "~" && runId !== "~") await runner.getRun(dagId, runId);
+    else if (dagId !== "~") await runner.getDag(dagId);
+  }
+
   /** Where a continuation token says to read on; 400 naming `token` when it is not one of ours for this try. */
   function readLogToken(token: string | undefined, at: Omit<LogPosition, "pos">): number {
     if (token === undefined) return 0;
@@ -87,17 +98,47 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
       method: "get",
       path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances",
       operationId: "get_task_instances",
-      summary: "List the task instances of a run",
-      description: "Every task of the run's manifest, in the DAG's declaration order.",
+      summary: "List the task instances of a run, of every run of a DAG (~), or of every run (~/~)",
+      description:
+        "Without filters, every task of the run's manifest in the DAG's order. Airflow's filters: task_id, state, " +
+        "try_number and version_number lists; ranges on run_after, logical_date, start_date, end_date, updated_at (the " +
+        "latest of queued, start and end) and duration; _pattern (ILIKE, | for or) and _prefix_pattern on the task, DAG " +
+        "and run ids. Every task instance is in default_pool and the default queue, with map_index -1; filters on " +
+        "executors, operators, task groups and rendered map indexes match none. order_by takes several keys.",
       tag: "Task Instance",
       auth: false,
-      params: runPathParams,
+      params: tiListPathParams,
       query: taskInstancesQuery,
-      responses: { 200: { description: "The run's task instances", ...collection }, 404: { description: "Unknown DAG or run" } },
+      responses: { 200: { description: "One page of task instances", ...collection }, 404: { description: "Unknown DAG or run" } },
       async handle({ params, query, res }) {
-        const run = await runner.getRun(params.dag_id, params.dag_run_id);
-        const items = await runner.listTaskInstances(params.dag_id, params.dag_run_id);
-        res.json({ task_instances: pageOf(items, query).map((ti) => serializeTaskInstance(ti, run)), total_entries: items.length });
+        await knownPath(params.dag_id, params.dag_run_id);
+        const page = await runner.findTaskInstances(taskInstanceListFromQuery(query, dagIdsOf(params.dag_id), dagIdsOf(params.dag_run_id)));
+        res.json({ task_instances: page.items.map(({ ti, run }) => serializeTaskInstance(ti, run)), total_entries: page.totalEntries });
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/list",
+      operationId: "get_task_instances_batch",
+      summary: "List task instances across DAGs and runs (a body of filters)",
+      description:
+        "Airflow's TaskInstancesBatchBody: dag_ids, dag_run_ids, task_ids, state, the date and duration ranges, pool, " +
+        "queue, executor, page_offset and page_limit, order_by (one key or several, comma separated). A DAG or run in " +
+        "the path instead of ~ keeps only its task instances.",
+      tag: "Task Instance",
+      auth: false,
+      params: tiListPathParams,
+      body: taskInstancesBatchBody,
+      bodySchemaName: "TaskInstancesBatchBody",
+      responses: {
+        200: { description: "One page of task instances", ...collection },
+        404: { description: "Unknown DAG or run" },
+        422: { description: "A malformed body or an unknown order_by key" },
+      },
+      async handle({ params, body, res }) {
+        await knownPath(params.dag_id, params.dag_run_id);
+        const page = await runner.findTaskInstances(taskInstanceListFromBatch(body, dagIdsOf(params.dag_id), dagIdsOf(params.dag_run_id)));
+        res.json({ task_instances: page.items.map(({ ti, run }) => serializeTaskInstance(ti, run)), total_entries: page.totalEntries });
       },
     }),
     defineRoute({
