@@ -20,6 +20,7 @@ import { dagParsingRoutes } from "./routes/dag-parsing.ts";
 import { dagVersionRoutes } from "./routes/dag-versions.ts";
 import { airflowListRoutes } from "./routes/airflow-lists.ts";
 import { notServedRoutes } from "./routes/not-served.ts";
+import { taskInstanceExtraRoutes } from "./routes/task-instance-extras.ts";
 import { dagRoutes } from "./routes/dags.ts";
 import { importErrorRoutes } from "./routes/import-errors.ts";
 import { loginRoutes } from "./routes/login.ts";
@@ -86,6 +87,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     ...dagParsingRoutes(context),
     ...dagRunRoutes(context),
     ...taskInstanceRoutes(context),
+    ...taskInstanceExtraRoutes(context),
     ...variableRoutes(context),
     ...variableBulkRoutes(context),
     ...systemRoutes(context),

@@ -321,3 +321,11 @@ export const taskCollection = z.object({ tasks: z.array(taskResponse), total_ent
 
 export const dagTagCollection = z.object({ tags: z.array(z.string()), total_entries: z.number().int() });
 export const emptyCollection = (key: string) => z.object({ [key]: z.array(z.never()), total_entries: z.number().int() });
+
+/** Airflow's TaskInstanceHistoryResponse: one try of a task instance. */
+export const taskTryResponse = taskInstanceResponse
+  .omit({ id: true, logical_date: true, run_after: true, note: true, rendered_map_index: true, rendered_fields: true, trigger: true, triggerer_job: true, child_dag_id: true, child_dag_run_id: true })
+  .extend({ state: z.enum(["running", "deferred", "success", "failed"]).describe("the try's own end; a try whose worker died is failed (its error says it was lost)") });
+export const taskTryCollection = z.object({ task_instances: z.array(taskTryResponse), total_entries: z.number().int() });
+export const taskDependencyCollection = z.object({ dependencies: z.array(z.object({ name: z.string(), reason: z.string() })) });
+export const extraLinkCollection = z.object({ extra_links: z.record(z.string(), z.string().nullable()), total_entries: z.number().int() });

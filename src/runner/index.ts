@@ -13,6 +13,7 @@ export type { DagVersionsQuery } from "./dag-reads.ts";
 export { RUN_SORT_FIELDS, type RunListQuery, type RunSortField } from "./run-list.ts";
 export { TASK_INSTANCE_SORT_FIELDS, type ListedTaskInstance, type TaskInstanceListQuery, type TaskInstanceSortField } from "./task-instance-list.ts";
 export { sortKeys, type Range, type SortKey } from "./list-sql.ts";
+export type { TaskDependency, TaskTryRecord } from "./task-explain.ts";
 export type { DagRunRecord, DagSourceRecord, DagSummary, DagTaskRecord, DagVersionRecord, ImportErrorRecord, JsonValue, RunConf, RunState, TaskInstanceRecord, TaskLogRecord, TaskState, VariableChange, VariableRecord } from "./types.ts";
 export { DAGS_CHANNEL, DEFAULT_BUNDLE, knownCodeHashes, PARSE_CHANNEL, publishDags, readCurrentDags, readVersionCode, sha256, takeParseRequests } from "./dag-versions.ts";
 export type { CurrentDag, DagCode, PublishedDag, PublishedVersion } from "./dag-versions.ts";

@@ -7,6 +7,7 @@ import { DagNotFoundError, DagStaleError, DagVersionNotFoundError, TaskInstanceN
 import { heartbeatIntervalMs } from "./leases.ts";
 import { readRunList } from "./run-list.ts";
 import { readTaskInstanceList } from "./task-instance-list.ts";
+import { explainTaskInstance, readTaskTries, readTaskTry } from "./task-explain.ts";
 import { clearTaskInstances, markRun, patchTaskInstance, setRunNote } from "./operator.ts";
 import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
 import type { DagRegistry } from "./registry.ts";
@@ -27,6 +28,8 @@ export interface ServiceDeps {
   waiters: RunWaiters;
   workerId: string;
   leaseSeconds: number;
+  /** Tries this runner runs at once (runner.worker_concurrency), for "why is it not running". */
+  concurrency?: number;
 }
 
 export function createRunnerService(deps: ServiceDeps): RunnerService {
@@ -103,6 +106,18 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
     },
     findRuns: (query) => readRunList(pool, query),
     findTaskInstances: (query) => readTaskInstanceList(pool, query),
+    async listTaskTries(dagId, runId, taskId) {
+      await knownDag(dagId);
+      return readTaskTries(pool, dagId, runId, taskId);
+    },
+    async getTaskTry(dagId, runId, taskId, tryNumber) {
+      await knownDag(dagId);
+      return readTaskTry(pool, dagId, runId, taskId, tryNumber);
+    },
+    async explainTaskInstance(dagId, runId, taskId) {
+      await knownDag(dagId);
+      return explainTaskInstance(pool, dagId, runId, taskId, deps.concurrency ?? null);
+    },
     async listRuns(dagId, query) {
       await knownDag(dagId);
       return readRuns(pool, dagId, query);

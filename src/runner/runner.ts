@@ -173,7 +173,7 @@ export function createRunner(options: RunnerOptions): Runner {
     if (wasStarted) logger.info({ workerId }, "runner stopped");
   }
 
-  const service = createRunnerService({ pool, registry, waiters, workerId, leaseSeconds: options.leaseSeconds });
+  const service = createRunnerService({ pool, registry, waiters, workerId, leaseSeconds: options.leaseSeconds, concurrency: options.concurrency });
   async function applyDags(dags: readonly { dag: Dag; versionId: string | null }[]): Promise<void> {
     registry.replace(dags);
     await startQueuedRuns(pool, dags.map((d) => d.dag.id));

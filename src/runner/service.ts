@@ -5,6 +5,7 @@ import type { ClearRequest, TaskInstanceMark } from "./operator.ts";
 import type { DagVersionsQuery } from "./dag-reads.ts";
 import type { RunListQuery } from "./run-list.ts";
 import type { ListedTaskInstance, TaskInstanceListQuery } from "./task-instance-list.ts";
+import type { TaskDependency, TaskTryRecord } from "./task-explain.ts";
 import type {
   DagRunRecord,
   DagSourceRecord,
@@ -48,6 +49,11 @@ export interface RunnerService {
   findRuns(query: RunListQuery): Promise<Page<DagRunRecord>>;
   /** Task instances of one run, several, or every run, with Airflow's filters (task-instance-list.ts). */
   findTaskInstances(query: TaskInstanceListQuery): Promise<Page<ListedTaskInstance>>;
+  /** Every try of a task instance so far (Airflow's task instance history). */
+  listTaskTries(dagId: string, runId: string, taskId: string): Promise<TaskTryRecord[]>;
+  getTaskTry(dagId: string, runId: string, taskId: string, tryNumber: number): Promise<TaskTryRecord>;
+  /** Why a task instance is not running now (Airflow's dependencies); empty when nothing holds it. */
+  explainTaskInstance(dagId: string, runId: string, taskId: string): Promise<TaskDependency[]>;
   listTaskInstances(dagId: string, runId: string): Promise<TaskInstanceRecord[]>;
   /** Marks a run failed or success (its open child runs too; a run holding a resource frees it)
    * and/or sets its note. Throws DagRunNotFoundError. Returns the run as it is then. */

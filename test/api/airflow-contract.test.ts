@@ -178,6 +178,14 @@ void describe("every route answers as Airflow's document says", () => {
       "/api/v2/dags/api_ok/dagVersions/1",
       "/api/v2/dags/~/dagRuns?dag_id_pattern=api_&order_by=dag_id&order_by=-start_date&state=failed&state=queued&state=running",
       `${runPath.replace("/dags/api_fail/", "/dags/~/").replace(/\/dagRuns\/[^/]+$/, "/dagRuns/~")}/taskInstances?state=failed&order_by=-try_number&order_by=start_date`,
+      `${runPath}/taskInstances/boom/tries`,
+      `${runPath}/taskInstances/boom/tries/1`,
+      `${runPath}/taskInstances/boom/dependencies`,
+      `${runPath}/taskInstances/boom/links`,
+      `${runPath}/taskInstances/boom/-1`,
+      `${runPath}/taskInstances/boom/-1/tries`,
+      `${runPath}/taskInstances/boom/-1/tries/1`,
+      `${runPath}/taskInstances/boom/-1/dependencies`,
       "/api/v2/dags/api_ok/tasks",
       "/api/v2/dags/api_ok/tasks/second",
       "/api/v2/dagTags",
@@ -206,6 +214,9 @@ void describe("every route answers as Airflow's document says", () => {
       ["PATCH", "/api/v2/variables/bulk_x", { key: "bulk_x", value: { a: 1 } }, 200],
       ["DELETE", "/api/v2/variables/bulk_x", undefined, 204],
       ["PUT", `/api/v2/parseDagFile/${dag.body.file_token}`, undefined, 201],
+      ["PATCH", `${runPath}/taskInstances/boom/dry_run`, { new_state: "success" }, 200],
+      ["PATCH", `${runPath}/taskInstances/boom/-1?update_mask=note`, { note: "by index" }, 200],
+      ["PATCH", `${runPath}/taskInstances/boom/-1/dry_run`, { new_state: "success" }, 200],
       ["POST", "/api/v2/dags/~/dagRuns/list", { dag_ids: ["api_fail", "api_ok"], states: ["failed", "running", "queued"], order_by: "-id", page_limit: 5 }, 200],
       ["POST", "/api/v2/dags/~/dagRuns/~/taskInstances/list", { dag_ids: ["api_fail"], state: ["failed", "running", "queued", "scheduled"], order_by: "-start_date,id" }, 200],
     ];
@@ -214,7 +225,8 @@ void describe("every route answers as Airflow's document says", () => {
       assert.equal(res.status, status, `${method} ${p}: ${res.text.slice(0, 300)}`);
     }
     // every route we mount that Airflow has was answered with a 2xx that validated
-    const served = api.app.routeSpecs.filter((spec) => spec.tag !== "Not served" && airflowTemplate(spec.method, spec.path.replace(/\{(\w+)\}/g, "x")) !== undefined);
+    // (a route that never answers 2xx here, as listMapped and externalLogUrl, is checked by its own test)
+    const served = api.app.routeSpecs.filter((spec) => spec.tag !== "Not served" && Object.keys(spec.responses).some((s) => s.startsWith("2")) && airflowTemplate(spec.method, spec.path.replace(/\{(\w+)\}/g, "x")) !== undefined);
     assert.ok(served.length >= 24, `only ${served.length} of our routes are Airflow's`);
     const unseen = served.filter((spec) => ![...validatedAnswers].some((seen) => new RegExp(`^${spec.method.toUpperCase()} ${spec.path.replace(/[{}]/g, "\\$&")} 2\\d\\d$`).test(seen)));
     assert.deepEqual(unseen.map((s) => `${s.method.toUpperCase()} ${s.path}`), []);

@@ -2,6 +2,7 @@
 // log of each try, read on with Airflow's continuation token while the try is still running.
 import { z } from "zod";
 import { type ApiContext, callerOf } from "../context.ts";
+import type { RunnerService } from "../../runner/index.ts";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
 import {
@@ -19,6 +20,7 @@ import {
   taskPathParams,
   dagIdOrAll,
   runIdSchema,
+  type TaskInstanceResponse,
 } from "../schemas.ts";
 import { dagIdsOf, taskInstanceListFromBatch, taskInstanceListFromQuery } from "../list-filters.ts";
 
@@ -30,6 +32,27 @@ const collection = { schema: taskInstanceCollection, schemaName: "TaskInstanceCo
 const LOG_TOKEN = "log-continuation";
 const logPosition = z.object({ dag_id: z.string(), dag_run_id: z.string(), task_id: z.string(), try_number: z.number(), pos: z.number().int().min(0) }).strict();
 type LogPosition = z.infer<typeof logPosition>;
+
+type PatchBody = z.infer<typeof patchTaskInstanceBody>;
+type PatchQuery = z.infer<typeof patchTaskInstanceQuery>;
+
+/** PATCH of one task instance (by task id, or by map_index -1): marks it and/or sets its note, as
+ * the body and update_mask say; the answer is Airflow's collection of the one task instance. */
+export async function patchTaskInstanceAnswer(
+  runner: RunnerService,
+  params: { dag_id: string; dag_run_id: string; task_id: string },
+  query: PatchQuery,
+  body: PatchBody,
+  by: string,
+): Promise<{ task_instances: TaskInstanceResponse[]; total_entries: number }> {
+  const mask = query.update_mask === undefined ? undefined : new Set(query.update_mask);
+  const wants = (field: "new_state" | "note") => body[field] !== undefined && (mask === undefined || mask.has(field));
+  const state = wants("new_state") ? (body.new_state ?? undefined) : undefined;
+  const note = wants("note") ? (body.note ?? null) : undefined;
+  const ti = await runner.patchTaskInstance(params.dag_id, params.dag_run_id, params.task_id, { state, note }, { by });
+  const run = await runner.getRun(params.dag_id, params.dag_run_id);
+  return { task_instances: [serializeTaskInstance(ti, run)], total_entries: 1 };
+}
 
 export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
   /** 404 for a DAG or run the path names that does not exist (~ names every one). */
@@ -178,13 +201,7 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
       bodySchemaName: "PatchTaskInstanceBody",
       responses: { 200: { description: "The task instance after the change", ...collection }, 404: { description: "Unknown DAG, run or task" } },
       async handle({ params, query, body, req, res }) {
-        const mask = query.update_mask === undefined ? undefined : new Set(query.update_mask);
-        const wants = (field: "new_state" | "note") => body[field] !== undefined && (mask === undefined || mask.has(field));
-        const state = wants("new_state") ? (body.new_state ?? undefined) : undefined;
-        const note = wants("note") ? (body.note ?? null) : undefined;
-        const ti = await runner.patchTaskInstance(params.dag_id, params.dag_run_id, params.task_id, { state, note }, { by: callerOf(req) });
-        const run = await runner.getRun(params.dag_id, params.dag_run_id);
-        res.json({ task_instances: [serializeTaskInstance(ti, run)], total_entries: 1 });
+        res.json(await patchTaskInstanceAnswer(runner, params, query, body, callerOf(req)));
       },
     }),
     defineRoute({
