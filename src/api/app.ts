@@ -20,6 +20,8 @@ import { dagParsingRoutes } from "./routes/dag-parsing.ts";
 import { dagVersionRoutes } from "./routes/dag-versions.ts";
 import { airflowListRoutes } from "./routes/airflow-lists.ts";
 import { notServedRoutes } from "./routes/not-served.ts";
+import { auditChange } from "./audit.ts";
+import { eventLogRoutes } from "./routes/event-logs.ts";
 import { taskInstanceExtraRoutes } from "./routes/task-instance-extras.ts";
 import { dagRoutes } from "./routes/dags.ts";
 import { importErrorRoutes } from "./routes/import-errors.ts";
@@ -92,6 +94,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     ...variableBulkRoutes(context),
     ...systemRoutes(context),
     ...airflowListRoutes(context),
+    ...eventLogRoutes(context),
     ...(options.routes ?? []),
     ...monitorRoutes(context, () => (document ??= buildOpenApiDocument(specs, { version: API_VERSION }))),
   ];
@@ -109,7 +112,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
   if (options.credentialsEverywhere === true) app.use(requireCredentialsEverywhere(auth, context.loginThrottle));
 
   const router = express.Router();
-  mountRoutes(router, specs, { requireToken: auth.requireToken(), bodyLimitBytes });
+  mountRoutes(router, specs, { requireToken: auth.requireToken(), bodyLimitBytes, onChange: auditChange(context) });
   app.use(router);
   for (const extra of options.routers ?? []) app.use(extra);
 

@@ -9,6 +9,7 @@ import {
   DagStaleError,
   DagVersionNotFoundError,
   DuplicateRunError,
+  EventLogNotFoundError,
   TaskInstanceNotFoundError,
   RunNotRebindableError,
   TryNotFoundError,
@@ -102,6 +103,7 @@ export function problemForRunnerError(err: unknown): (ProblemBody & { detail: st
   if (err instanceof VariableNotFoundError) return problemOf(404, err.message, { field: "variable_key" });
   if (err instanceof DuplicateRunError) return problemOf(409, err.message, { field: "dag_run_id" });
   if (err instanceof DagStaleError) return problemOf(409, err.message, { field: "dag_id" });
+  if (err instanceof EventLogNotFoundError) return problemOf(404, err.message, { field: "event_log_id" });
   if (err instanceof RunNotRebindableError) return problemOf(409, err.message, { field: "run_on_latest_version" });
   if (err instanceof UnknownTaskIdsError) return problemOf(400, err.message, { field: "task_ids" });
   // Airflow answers invalid params with 400; the field is the path inside the body.

@@ -329,3 +329,20 @@ export const taskTryResponse = taskInstanceResponse
 export const taskTryCollection = z.object({ task_instances: z.array(taskTryResponse), total_entries: z.number().int() });
 export const taskDependencyCollection = z.object({ dependencies: z.array(z.object({ name: z.string(), reason: z.string() })) });
 export const extraLinkCollection = z.object({ extra_links: z.record(z.string(), z.string().nullable()), total_entries: z.number().int() });
+
+export const eventLogResponse = z.object({
+  event_log_id: z.number().int(),
+  when: isoDate,
+  dag_id: z.string().nullable(),
+  task_id: z.string().nullable(),
+  run_id: z.string().nullable(),
+  map_index: z.number().int().nullable(),
+  try_number: z.number().int().nullable(),
+  event: z.string().describe("the API route's operationId (trigger_dag_run, patch_dag_run, post_clear_task_instances, patch_dag, post_variable, …), create_token for a login, login_failed, or web_* for a page action"),
+  logical_date: nullableIsoDate,
+  owner: z.string().nullable().describe("the logged-in user, 'api_token (<client>)' for the shared token, 'web' for a page action"),
+  extra: z.string().nullable().describe("the request's body and query as JSON, secrets masked"),
+  dag_display_name: z.string().nullable(),
+  task_display_name: z.string().nullable(),
+});
+export const eventLogCollection = z.object({ event_logs: z.array(eventLogResponse), total_entries: z.number().int() });

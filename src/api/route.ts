@@ -38,6 +38,8 @@ interface RouteDoc {
   bodySchemaName?: string;
   /** The body may also come as application/x-www-form-urlencoded (Airflow's login form). */
   formBody?: boolean;
+  /** false: a POST that only reads (a list with a body); not written to the event log. */
+  audit?: false;
   responses: Record<number, ResponseDoc>;
 }
 
@@ -104,6 +106,8 @@ function parseInput(schema: z.ZodType, value: unknown, location: "path" | "query
 export interface MountOptions {
   requireToken: RequestHandler;
   bodyLimitBytes: number;
+  /** After a change answered below 400 (any method but GET, unless the route says audit: false). */
+  onChange?: (spec: RouteSpec, req: Request, res: Response) => Promise<void>;
 }
 
 /** Parses a JSON (or, with form, urlencoded) body; an empty body reads as {} so optional-only bodies may be omitted. */
@@ -145,7 +149,12 @@ export function mountRoutes(router: Router, specs: RouteSpec[], options: MountOp
       const chain: RequestHandler[] = [];
       if (spec.auth) chain.push(options.requireToken);
       if (spec.body) chain.push(...jsonBody(options.bodyLimitBytes, spec.formBody));
-      chain.push((req, res) => spec.run(req, res));
+      const { onChange } = options;
+      const audited = onChange !== undefined && spec.method !== "get" && spec.audit !== false;
+      chain.push(async (req, res) => {
+        await spec.run(req, res);
+        if (audited && res.statusCode < 400) await onChange(spec, req, res);
+      });
       route[spec.method](...chain);
     }
     const allowed = group.map((s) => s.method.toUpperCase());

@@ -14,6 +14,7 @@ export { RUN_SORT_FIELDS, type RunListQuery, type RunSortField } from "./run-lis
 export { TASK_INSTANCE_SORT_FIELDS, type ListedTaskInstance, type TaskInstanceListQuery, type TaskInstanceSortField } from "./task-instance-list.ts";
 export { sortKeys, type Range, type SortKey } from "./list-sql.ts";
 export type { TaskDependency, TaskTryRecord } from "./task-explain.ts";
+export { EVENT_SORT_FIELDS, EventLogNotFoundError, type EventLogQuery, type EventRecord, type EventSortField, type NewEvent } from "./event-log.ts";
 export type { DagRunRecord, DagSourceRecord, DagSummary, DagTaskRecord, DagVersionRecord, ImportErrorRecord, JsonValue, RunConf, RunState, TaskInstanceRecord, TaskLogRecord, TaskState, VariableChange, VariableRecord } from "./types.ts";
 export { DAGS_CHANNEL, DEFAULT_BUNDLE, knownCodeHashes, PARSE_CHANNEL, publishDags, readCurrentDags, readVersionCode, sha256, takeParseRequests } from "./dag-versions.ts";
 export type { CurrentDag, DagCode, PublishedDag, PublishedVersion } from "./dag-versions.ts";

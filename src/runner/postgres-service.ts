@@ -8,6 +8,7 @@ import { heartbeatIntervalMs } from "./leases.ts";
 import { readRunList } from "./run-list.ts";
 import { readTaskInstanceList } from "./task-instance-list.ts";
 import { explainTaskInstance, readTaskTries, readTaskTry } from "./task-explain.ts";
+import { readEvent, readEvents, recordEvent } from "./event-log.ts";
 import { clearTaskInstances, markRun, patchTaskInstance, setRunNote } from "./operator.ts";
 import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
 import type { DagRegistry } from "./registry.ts";
@@ -106,6 +107,9 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
     },
     findRuns: (query) => readRunList(pool, query),
     findTaskInstances: (query) => readTaskInstanceList(pool, query),
+    recordEvent: (event) => recordEvent(pool, event),
+    listEvents: (query) => readEvents(pool, query),
+    getEvent: (id) => readEvent(pool, id),
     async listTaskTries(dagId, runId, taskId) {
       await knownDag(dagId);
       return readTaskTries(pool, dagId, runId, taskId);

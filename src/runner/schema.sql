@@ -1193,6 +1193,40 @@ CREATE TABLE runner.dags (
 );
 
 --
+-- Name: event_log; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.event_log (
+    id bigint NOT NULL,
+    dttm timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    event text NOT NULL,
+    owner text,
+    dag_id text,
+    task_id text,
+    run_id text,
+    try_number integer,
+    logical_date timestamp with time zone,
+    extra text
+);
+
+--
+-- Name: event_log_id_seq; Type: SEQUENCE; Schema: runner; Owner: -
+--
+
+CREATE SEQUENCE runner.event_log_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: event_log_id_seq; Type: SEQUENCE OWNED BY; Schema: runner; Owner: -
+--
+
+ALTER SEQUENCE runner.event_log_id_seq OWNED BY runner.event_log.id;
+
+--
 -- Name: fail_points; Type: TABLE; Schema: runner; Owner: -
 --
 
@@ -1467,6 +1501,12 @@ ALTER SEQUENCE runner.variable_history_id_seq OWNED BY runner.variable_history.i
 ALTER TABLE ONLY runner.dag_runs ALTER COLUMN id SET DEFAULT nextval('runner.dag_runs_id_seq'::regclass);
 
 --
+-- Name: event_log id; Type: DEFAULT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.event_log ALTER COLUMN id SET DEFAULT nextval('runner.event_log_id_seq'::regclass);
+
+--
 -- Name: fail_points id; Type: DEFAULT; Schema: runner; Owner: -
 --
 
@@ -1550,6 +1590,13 @@ ALTER TABLE ONLY runner.dag_versions
 
 ALTER TABLE ONLY runner.dags
     ADD CONSTRAINT dags_pkey PRIMARY KEY (dag_id);
+
+--
+-- Name: event_log event_log_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.event_log
+    ADD CONSTRAINT event_log_pkey PRIMARY KEY (id);
 
 --
 -- Name: fail_points fail_points_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
@@ -1666,6 +1713,18 @@ CREATE INDEX dag_runs_by_dag_state ON runner.dag_runs USING btree (dag_id, state
 --
 
 CREATE INDEX dag_runs_by_version ON runner.dag_runs USING btree (dag_version_id);
+
+--
+-- Name: event_log_by_dag; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX event_log_by_dag ON runner.event_log USING btree (dag_id, dttm);
+
+--
+-- Name: event_log_by_dttm; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX event_log_by_dttm ON runner.event_log USING btree (dttm);
 
 --
 -- Name: fail_points_armed; Type: INDEX; Schema: runner; Owner: -

@@ -6,6 +6,7 @@ import type { DagVersionsQuery } from "./dag-reads.ts";
 import type { RunListQuery } from "./run-list.ts";
 import type { ListedTaskInstance, TaskInstanceListQuery } from "./task-instance-list.ts";
 import type { TaskDependency, TaskTryRecord } from "./task-explain.ts";
+import type { EventLogQuery, EventRecord, NewEvent } from "./event-log.ts";
 import type {
   DagRunRecord,
   DagSourceRecord,
@@ -54,6 +55,11 @@ export interface RunnerService {
   getTaskTry(dagId: string, runId: string, taskId: string, tryNumber: number): Promise<TaskTryRecord>;
   /** Why a task instance is not running now (Airflow's dependencies); empty when nothing holds it. */
   explainTaskInstance(dagId: string, runId: string, taskId: string): Promise<TaskDependency[]>;
+  /** The audit trail (event-log.ts): the API and the web view record each change and login. */
+  recordEvent(event: NewEvent): Promise<void>;
+  listEvents(query: EventLogQuery): Promise<Page<EventRecord>>;
+  /** Throws EventLogNotFoundError. */
+  getEvent(id: number): Promise<EventRecord>;
   listTaskInstances(dagId: string, runId: string): Promise<TaskInstanceRecord[]>;
   /** Marks a run failed or success (its open child runs too; a run holding a resource frees it)
    * and/or sets its note. Throws DagRunNotFoundError. Returns the run as it is then. */

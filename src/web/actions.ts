@@ -39,10 +39,16 @@ function dagIdOf(req: Request): string {
   return pathParam(dagIdSchema, req.params.dagId, "dag_id");
 }
 
+/** The event log's row for a page action (the web view has no users: the owner is "web"). */
+async function audit(runner: RunnerService, event: string, at: { dagId: string; runId?: string }, extra: unknown): Promise<void> {
+  await runner.recordEvent({ event, owner: WEB_TRIGGERED_BY, dagId: at.dagId, taskId: null, runId: at.runId ?? null, extra: JSON.stringify(extra) });
+}
+
 async function triggerFromPage(runner: RunnerService, req: Request, res: Response): Promise<void> {
   const dagId = dagIdOf(req);
   const body = parseBody(triggerBody, req);
   const run = await runner.triggerRun(dagId, { conf: body.conf, runType: "manual", triggeredBy: WEB_TRIGGERED_BY });
+  await audit(runner, "web_trigger_dag_run", { dagId, runId: run.runId }, { conf: body.conf });
   res.json({ dag_id: run.dagId, dag_run_id: run.runId, state: run.state, href: webPaths.run(run.dagId, run.runId), message: `triggered ${run.dagId}/${run.runId} (${run.state})` });
 }
 
@@ -50,6 +56,7 @@ async function pauseFromPage(runner: RunnerService, req: Request, res: Response)
   const dagId = dagIdOf(req);
   const body = parseBody(pauseBody, req);
   const dag = await runner.setPaused(dagId, body.is_paused);
+  await audit(runner, "web_patch_dag", { dagId }, { is_paused: body.is_paused });
   res.json({ dag_id: dag.dagId, is_paused: dag.isPaused });
 }
 
@@ -62,6 +69,7 @@ async function markFromPage(runner: RunnerService, req: Request, res: Response):
   const runId = runIdOf(req);
   const body = parseBody(runStateBody, req);
   const run = await runner.patchRun(dagId, runId, { state: body.state }, { by: WEB_TRIGGERED_BY });
+  await audit(runner, "web_patch_dag_run", { dagId, runId }, { state: body.state });
   res.json({ dag_id: run.dagId, dag_run_id: run.runId, state: run.state, message: `run marked ${run.state}` });
 }
 
@@ -76,6 +84,7 @@ async function clearFromPage(runner: RunnerService, req: Request, res: Response)
     runId, taskIds: null, onlyFailed: true, includeDownstream: true, includeUpstream: false, dryRun: false, runOnLatestVersion: onLatest, by: WEB_TRIGGERED_BY,
   });
   const ids = cleared.map((ti) => ti.taskId);
+  await audit(runner, "web_clear_task_instances", { dagId, runId }, { run_on_latest_version: onLatest, cleared: ids });
   const moved = onLatest ? "moved to the latest version; " : "";
   res.json({ dag_id: dagId, dag_run_id: runId, cleared: ids, message: `${moved}${ids.length === 0 ? "no failed task to clear" : `cleared ${ids.join(", ")}`}` });
 }

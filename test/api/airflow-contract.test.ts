@@ -186,6 +186,7 @@ void describe("every route answers as Airflow's document says", () => {
       `${runPath}/taskInstances/boom/-1/tries`,
       `${runPath}/taskInstances/boom/-1/tries/1`,
       `${runPath}/taskInstances/boom/-1/dependencies`,
+      "/api/v2/eventLogs?order_by=-id&event_pattern=token|trigger",
       "/api/v2/dags/api_ok/tasks",
       "/api/v2/dags/api_ok/tasks/second",
       "/api/v2/dagTags",
@@ -198,6 +199,8 @@ void describe("every route answers as Airflow's document says", () => {
       const res = await call(api.baseUrl, "GET", p);
       assert.equal(res.status, 200, `${p}: ${res.text.slice(0, 300)}`);
     }
+    const audit = await call<{ event_logs: { event_log_id: number }[] }>(api.baseUrl, "GET", "/api/v2/eventLogs?limit=1");
+    assert.equal((await call(api.baseUrl, "GET", `/api/v2/eventLogs/${audit.body.event_logs[0]?.event_log_id ?? 0}`)).status, 200);
     const dag = await call<{ file_token: string }>(api.baseUrl, "GET", "/api/v2/dags/api_ok");
     const byToken = await call<{ dag_id: string; content: string | null }>(api.baseUrl, "GET", `/api/v2/dagSources/${dag.body.file_token}`);
     // a file token names a file (Airflow 2): the answer is its source, under one of its DAGs

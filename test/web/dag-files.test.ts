@@ -161,6 +161,9 @@ void describe("the web view of DAG files and versions", () => {
     const movedPage = await page(api.baseUrl, `/ui/dags/child/runs/${encodeURIComponent(firstChildRun)}`);
     assert.match(movedPage, /id="run-graph"[\s\S]*data-task="b"/, "the moved run draws version 2's graph");
     assert.doesNotMatch(movedPage, /clear-on-latest/);
+    const audit = await call<{ event_logs: { owner: string; run_id: string; extra: string }[] }>(api.baseUrl, "GET", "/api/v2/eventLogs?event=web_clear_task_instances");
+    assert.deepEqual(audit.body.event_logs.map((e) => [e.owner, e.run_id]), [["web", firstChildRun]], "the page action is in the event log");
+    assert.match(audit.body.event_logs[0]?.extra ?? "", /"run_on_latest_version":true/);
     assert.deepEqual(problems, []);
   });
 

@@ -53,6 +53,7 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
           runType: "manual",
           triggeredBy: triggeredByWithUser(caller === "cli" ? "cli" : "rest_api", userOf(res.locals)),
         });
+        res.locals.auditRunId = run.runId;
         res.json(serializeRun(run));
       },
     }),
@@ -93,6 +94,7 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
       params: dagOrAllPathParams,
       body: dagRunsBatchBody,
       bodySchemaName: "DAGRunsBatchBody",
+      audit: false,
       responses: {
         200: { description: "One page of runs", schema: dagRunCollection, schemaName: "DAGRunCollectionResponse" },
         404: { description: "Unknown DAG" },

@@ -7,7 +7,7 @@ import { ApiProblem } from "../problem.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
 import { loginBody, loginResponse } from "../schemas.ts";
 
-export function loginRoutes({ auth, loginThrottle }: ApiContext): RouteSpec[] {
+export function loginRoutes({ auth, loginThrottle, runner, logger }: ApiContext): RouteSpec[] {
   const login = (path: string, operationId: string, summary: string, formBody: boolean): RouteSpec =>
     defineRoute({
       method: "post",
@@ -34,7 +34,14 @@ export function loginRoutes({ auth, loginThrottle }: ApiContext): RouteSpec[] {
           throw new ApiProblem(401, "this runner has no users: add runner.auth (users, jwt_secret) to the stand config", { field: "username" });
         }
         const user = await loginThrottle.check(auth, body.username, body.password, req.socket.remoteAddress ?? "unknown", res);
-        if (user === undefined) throw new ApiProblem(401, "invalid username or password", { field: "password" });
+        if (user === undefined) {
+          // a wrong password is part of the audit trail too (a right one is recorded as the route's event)
+          await runner
+            .recordEvent({ event: "login_failed", owner: body.username.slice(0, 200), dagId: null, taskId: null, runId: null, extra: JSON.stringify({ address: req.socket.remoteAddress ?? null, path: req.path }) })
+            .catch((err: unknown) => logger.warn({ err }, "the event log did not take a failed login"));
+          throw new ApiProblem(401, "invalid username or password", { field: "password" });
+        }
+        res.locals.user = user;
         res.status(201).json({ access_token: await auth.issueToken(user) });
       },
     });

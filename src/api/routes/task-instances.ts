@@ -153,6 +153,7 @@ export function taskInstanceRoutes({ runner, auth }: ApiContext): RouteSpec[] {
       params: tiListPathParams,
       body: taskInstancesBatchBody,
       bodySchemaName: "TaskInstancesBatchBody",
+      audit: false,
       responses: {
         200: { description: "One page of task instances", ...collection },
         404: { description: "Unknown DAG or run" },

@@ -1,0 +1,66 @@
+// The event log's writer for the API: after each change answered below 400 (a trigger, a mark, a
+// clear, a pause, a variable written or deleted, a reparse, a login), one row with the route's
+// operationId as the event, the person (the logged-in user, else the API token and its client),
+// the DAG, run and task the path names, and the request body as `extra` with secrets masked.
+// Dry runs are not changes and are not written. A failed write is logged, never the caller's error.
+import type { Request, Response } from "express";
+import type { ApiContext } from "./context.ts";
+import { callerOf } from "./context.ts";
+import { userOf } from "./auth.ts";
+import type { RouteSpec } from "./route.ts";
+
+const SECRET_KEY = /pass|secret|token|credential|private|api_?key/i;
+const EXTRA_MAX = 2000;
+
+/** The body as the audit keeps it: secret-looking fields masked, a variable's value masked when its key looks secret. */
+export function auditExtra(body: unknown, query: unknown): string | null {
+  const mask = (value: unknown, depth: number): unknown => {
+    if (depth > 4 || value === null || typeof value !== "object") return value;
+    if (Array.isArray(value)) return value.slice(0, 50).map((v) => mask(v, depth + 1));
+    const out: Record<string, unknown> = {};
+    const entries = Object.entries(value as Record<string, unknown>);
+    const secretVariable = entries.some(([k, v]) => k === "key" && typeof v === "string" && SECRET_KEY.test(v));
+    for (const [k, v] of entries) out[k] = SECRET_KEY.test(k) || (secretVariable && k === "value") ? "***" : mask(v, depth + 1);
+    return out;
+  };
+  const parts: Record<string, unknown> = {};
+  if (body !== undefined && !(typeof body === "object" && body !== null && Object.keys(body).length === 0)) parts.body = mask(body, 0);
+  if (query !== null && typeof query === "object" && Object.keys(query).length > 0) parts.query = mask(query, 0);
+  if (Object.keys(parts).length === 0) return null;
+  const text = JSON.stringify(parts);
+  return text.length > EXTRA_MAX ? `${text.slice(0, EXTRA_MAX)}…` : text;
+}
+
+function isDryRun(spec: RouteSpec, body: unknown): boolean {
+  if (spec.path.endsWith("/dry_run")) return true;
+  return typeof body === "object" && body !== null && (body as { dry_run?: unknown }).dry_run !== false && spec.operationId === "post_clear_task_instances";
+}
+
+export function ownerOf(req: Request, res: Response): string {
+  return userOf(res.locals) ?? `api_token (${callerOf(req)})`;
+}
+
+export function auditChange({ runner, logger }: ApiContext): (spec: RouteSpec, req: Request, res: Response) => Promise<void> {
+  return async (spec, req, res) => {
+    const body: unknown = req.body;
+    if (isDryRun(spec, body)) return;
+    const params = req.params as Record<string, string | undefined>;
+    const fromBody = (key: string): string | null => {
+      const v = typeof body === "object" && body !== null ? (body as Record<string, unknown>)[key] : undefined;
+      return typeof v === "string" ? v : null;
+    };
+    const runId = params.dag_run_id ?? (typeof res.locals.auditRunId === "string" ? res.locals.auditRunId : null) ?? fromBody("dag_run_id");
+    try {
+      await runner.recordEvent({
+        event: spec.operationId,
+        owner: ownerOf(req, res),
+        dagId: params.dag_id ?? null,
+        taskId: params.task_id ?? null,
+        runId: runId === "~" ? null : runId,
+        extra: auditExtra(body, req.query),
+      });
+    } catch (err) {
+      logger.error({ err, event: spec.operationId, path: req.path }, "the event log did not take a change; the change itself was made");
+    }
+  };
+}
