@@ -4,8 +4,7 @@
 // the DAG, run and task the path names, and the request body as `extra` with secrets masked.
 // Dry runs are not changes and are not written. A failed write is logged, never the caller's error.
 import type { Request, Response } from "express";
-import type { ApiContext } from "./context.ts";
-import { callerOf } from "./context.ts";
+import { type ApiContext, callerOf } from "./context.ts";
 import { userOf } from "./auth.ts";
 import type { RouteSpec } from "./route.ts";
 
