@@ -21,7 +21,9 @@ import { repoRoot } from "../../src/config/stand.ts";
 import { childExitCode, childOutput } from "../../src/errors.ts";
 import { auth, call, startApi, TEST_USER, type ApiHarness } from "../../testkit/runner/api-app.ts";
 
-const noEngine = {} as RunnerService; // login, health and version need no engine
+// login, health and version need no engine; a failed login and a token issued are written to the event log
+const events: string[] = [];
+const noEngine = { recordEvent: (e: { event: string }) => Promise.resolve(void events.push(e.event)) } as unknown as RunnerService;
 
 /** POST /auth/token from a chosen local address (127.0.0.x: each is another client address). */
 function loginFrom(baseUrl: string, localAddress: string, username: string, password: string): Promise<{ status: number; retryAfter: string | undefined; body: string }> {
@@ -62,11 +64,13 @@ describe("login throttle (in memory, over HTTP)", () => {
   it("200 guesses in a row: 10 are tried, 190 refused without a password check", async () => {
     const base = await start(10, 1000);
     const statuses = new Map<number, number>();
+    events.length = 0;
     for (let i = 0; i < 200; i++) {
       const { status } = await loginFrom(base, "127.0.0.1", TEST_USER.username, `guess-${i}`);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     }
     assert.deepEqual(Object.fromEntries(statuses), { 401: 10, 429: 190 });
+    assert.deepEqual(events, Array<string>(10).fill("login_failed"), "each password tried is in the event log; refused guesses are not checked, so not logged");
   });
 
   it("an address guessing many names is refused for every name; another address is not", async () => {

@@ -36,9 +36,11 @@ export function loginRoutes({ auth, loginThrottle, runner, logger }: ApiContext)
         const user = await loginThrottle.check(auth, body.username, body.password, req.socket.remoteAddress ?? "unknown", res);
         if (user === undefined) {
           // a wrong password is part of the audit trail too (a right one is recorded as the route's event)
-          await runner
-            .recordEvent({ event: "login_failed", owner: body.username.slice(0, 200), dagId: null, taskId: null, runId: null, extra: JSON.stringify({ address: req.socket.remoteAddress ?? null, path: req.path }) })
-            .catch((err: unknown) => logger.warn({ err }, "the event log did not take a failed login"));
+          try {
+            await runner.recordEvent({ event: "login_failed", owner: body.username.slice(0, 200), dagId: null, taskId: null, runId: null, extra: JSON.stringify({ address: req.socket.remoteAddress ?? null, path: req.path }) });
+          } catch (err) {
+            logger.warn({ err }, "the event log did not take a failed login; the login was refused");
+          }
           throw new ApiProblem(401, "invalid username or password", { field: "password" });
         }
         res.locals.user = user;
