@@ -132,3 +132,17 @@ export class RunNotRebindableError extends RunnerError {
     super(reason);
   }
 }
+
+/** A delete of a run (or one of its child runs) that has not ended: mark it failed first. */
+export class RunNotDeletableError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string, reason: string) {
+    super(reason);
+  }
+}
+
+/** A change asked of something the runner owns itself (a stand connection, an exclusive resource's pool). */
+export class ReadOnlyError extends RunnerError {
+  constructor(readonly field: string, reason: string) {
+    super(reason);
+  }
+}

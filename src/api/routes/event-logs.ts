@@ -10,7 +10,10 @@ import { EVENT_SORT_FIELDS, sortKeys, type EventRecord } from "../../runner/inde
 const text = z.string().max(1000).optional();
 /** Repeated (?e=a&e=b) or comma separated (?e=a,b), as Airflow takes them. */
 const list = z
-  .preprocess((v) => (Array.isArray(v) ? v.flatMap((x) => (typeof x === "string" ? x.split(",") : [x])) : typeof v === "string" ? v.split(",") : v), z.array(z.string().max(250)).max(100))
+  .preprocess((v: unknown): unknown => {
+    if (Array.isArray(v)) return (v as unknown[]).flatMap((x): unknown[] => (typeof x === "string" ? x.split(",") : [x]));
+    return typeof v === "string" ? v.split(",") : v;
+  }, z.array(z.string().max(250)).max(100))
   .optional();
 const whole = z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(-1).max(2_147_483_647).optional();
 const date = z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with an offset" }).transform((t) => new Date(t)).optional();

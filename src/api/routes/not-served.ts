@@ -89,7 +89,8 @@ export function notServedRoutes(): RouteSpec[] {
         summary: `Not served: ${concept.name}`,
         description: `Airflow's ${operationId}. This runner has no ${concept.name}: ${concept.why}. Answers 501.`,
         tag: "Not served",
-        auth: false,
+        auth: method !== "get", // a change is asked with credentials, as every change here; then 501
+        audit: false,
         params: anyParams(path),
         query: z.object({}).catchall(z.unknown()),
         ...(method === "get" || method === "delete" ? {} : { body: z.unknown() }),
