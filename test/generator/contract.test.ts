@@ -78,7 +78,7 @@ describe("hit wire contract", () => {
         checked += 1;
       }
     }
-    assert.ok(checked > 80_000, `checked ${checked}`);
+    assert.ok(checked > 10_000 * startingWorld().length, `checked ${checked} valid hits over ${startingWorld().length} days`);
   });
 
   it("sorts each day's hits by time and starts day 0 at 2026-05-31T20:00Z (Samara, UTC+4)", () => {

@@ -6,7 +6,7 @@ import { dayDate } from "../../generator/src/calendar.ts";
 import { World } from "../../generator/src/day.ts";
 import { ORDER_FIELDS, PlanCache, buildSnapshot, money } from "../../generator/src/orders.ts";
 import { DEFAULT_SEED, WORLD_STARTING_DAYS } from "../../generator/src/world.ts";
-import { parseLines, readPassport, startingWorld } from "../../testkit/world/generator-fixtures.ts";
+import { everyStartingDay, parseLines, readPassport } from "../../testkit/world/generator-fixtures.ts";
 
 const MONEY = /^\d+\.\d{2}$/;
 const TIME_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -86,7 +86,7 @@ describe("order snapshots", () => {
   it("match the purchase hits: every order of a played day has its purchase, except lost ones", () => {
     const passport = readPassport();
     const purchased = new Set<string>();
-    for (const day of startingWorld()) {
+    for (const day of everyStartingDay()) {
       for (const hit of parseLines(day.lines)) if (hit.EventType === "purchase") purchased.add((hit.purchaseID as string[])[0] ?? "");
     }
     const ordered = new Set(snapshots.slice(0, 7).flatMap((s) => rowsOf(s.day).map((r) => r.order_id)));
