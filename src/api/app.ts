@@ -9,12 +9,13 @@ import type { RunnerService } from "../runner/index.ts";
 import { Authenticator, type LoginConfig } from "./auth.ts";
 import { LoginThrottle } from "./login-throttle.ts";
 import { requireCredentialsEverywhere } from "./open-listen.ts";
-import type { ApiContext } from "./context.ts";
+import type { ApiContext, ConnectionSources } from "./context.ts";
 import { recordRequestMetrics } from "./metrics.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import { ApiProblem, errorHandler } from "./problem.ts";
 import { mountRoutes, type RouteSpec } from "./route.ts";
 import { dagRunRoutes } from "./routes/dag-runs.ts";
+import { dagRunActionRoutes } from "./routes/dag-run-actions.ts";
 import { dagInfoRoutes } from "./routes/dag-info.ts";
 import { dagParsingRoutes } from "./routes/dag-parsing.ts";
 import { dagVersionRoutes } from "./routes/dag-versions.ts";
@@ -22,14 +23,21 @@ import { airflowListRoutes } from "./routes/airflow-lists.ts";
 import { notServedRoutes } from "./routes/not-served.ts";
 import { auditChange } from "./audit.ts";
 import { eventLogRoutes } from "./routes/event-logs.ts";
+import { jobConfigRoutes } from "./routes/jobs-config.ts";
+import { poolRoutes } from "./routes/pools.ts";
+import { backfillRoutes } from "./routes/backfills.ts";
+import { xcomRoutes } from "./routes/xcom.ts";
 import { taskInstanceExtraRoutes } from "./routes/task-instance-extras.ts";
+import { taskInstanceChangeRoutes } from "./routes/task-instance-changes.ts";
 import { dagRoutes } from "./routes/dags.ts";
 import { importErrorRoutes } from "./routes/import-errors.ts";
 import { loginRoutes } from "./routes/login.ts";
+import { authPageRoutes } from "./routes/auth-pages.ts";
 import { monitorRoutes } from "./routes/monitor.ts";
 import { taskInstanceRoutes } from "./routes/task-instances.ts";
 import { variableRoutes } from "./routes/variables.ts";
 import { variableBulkRoutes } from "./routes/variables-bulk.ts";
+import { connectionRoutes } from "./routes/connections.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { API_VERSION } from "./version.ts";
 import type { SchemaStatusResponse } from "./schemas.ts";
@@ -51,12 +59,16 @@ export interface CreateAppOptions {
   metricsRegistry?: Registry;
   shutdownSignal?: AbortSignal;
   bodyLimitBytes?: number;
+  /** The configuration GET /api/v2/config shows, secrets masked (runner.api.expose_config); 403 when absent. */
+  exposedConfig?: () => unknown;
   /** The world's schema status for GET /api/v2/system/schema (503 when absent). */
   schemaStatus?: () => Promise<SchemaStatusResponse>;
   /** Routers mounted after the API's routes and before its 404 (the web view). */
   routers?: readonly Router[];
   /** Further route declarations (the world's, from src/server), mounted and documented like the API's own. */
   routes?: readonly RouteSpec[];
+  /** The stand's read-only connections and the connection tester (src/server); none and disabled when omitted. */
+  connections?: ConnectionSources;
 }
 
 export interface RunnerApp extends Express {
@@ -76,25 +88,35 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     metricsRegistry: options.metricsRegistry ?? new Registry(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
     schemaStatus: options.schemaStatus,
+    connections: options.connections ?? { readOnly: () => [] },
+    exposedConfig: options.exposedConfig,
   };
   let document: Record<string, unknown> | undefined;
   const specs: RouteSpec[] = [
     ...loginRoutes(context),
+    ...authPageRoutes(),
     // before the routes whose paths they share a prefix with ({map_index} would take "state-store")
     ...notServedRoutes(),
+    ...xcomRoutes(context), // …/taskInstances/{task_id}/xcomEntries before {task_id}/{map_index}
     ...dagRoutes(context),
     ...dagInfoRoutes(context),
     ...dagVersionRoutes(context),
     ...importErrorRoutes(context),
     ...dagParsingRoutes(context),
     ...dagRunRoutes(context),
+    ...dagRunActionRoutes(context),
     ...taskInstanceRoutes(context),
     ...taskInstanceExtraRoutes(context),
+    ...taskInstanceChangeRoutes(context),
     ...variableRoutes(context),
     ...variableBulkRoutes(context),
+    ...connectionRoutes(context),
     ...systemRoutes(context),
     ...airflowListRoutes(context),
     ...eventLogRoutes(context),
+    ...jobConfigRoutes(context),
+    ...poolRoutes(context),
+    ...backfillRoutes(context),
     ...(options.routes ?? []),
     ...monitorRoutes(context, () => (document ??= buildOpenApiDocument(specs, { version: API_VERSION }))),
   ];

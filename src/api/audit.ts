@@ -8,23 +8,48 @@ import { type ApiContext, callerOf } from "./context.ts";
 import { userOf } from "./auth.ts";
 import type { RouteSpec } from "./route.ts";
 
-const SECRET_KEY = /pass|secret|token|credential|private|api_?key/i;
+// Airflow's sensitive field names (secrets_masker's DEFAULT_SENSITIVE_FIELDS: password, passwd,
+// passphrase, secret, token, access_token, api_key, apikey, private_key, authorization,
+// keyfile_dict, service_account, proxy, proxies), matched as substrings, plus credential.
+const SECRET_KEY = /pass|secret|token|credential|private|api_?key|authorization|keyfile_dict|service_account|prox(y|ies)/i;
 const EXTRA_MAX = 2000;
 
-/** The body as the audit keeps it: secret-looking fields masked, a variable's value masked when its key looks secret. */
+/** Whether a field of this name holds a secret (Airflow hides its value in logs and answers). */
+export function isSensitiveName(name: string): boolean {
+  return SECRET_KEY.test(name);
+}
+
+/** A connection's `extra` (a JSON object's text), its secret-looking keys masked at any depth, as
+ * Airflow's event log keeps it; text that is not JSON is not kept at all. */
+function maskedExtra(text: string): unknown {
+  try {
+    return maskSecrets(JSON.parse(text));
+  } catch {
+    return "Encountered non-JSON in `extra` field";
+  }
+}
+
+/** A copy with secret-looking fields masked ("***"), a variable's value when its key looks secret,
+ * and a connection's `extra` text read as JSON and masked inside. */
+export function maskSecrets(value: unknown, depth = 0): unknown {
+  if (depth > 6 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.slice(0, 50).map((v) => maskSecrets(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  const entries = Object.entries(value as Record<string, unknown>);
+  const secretVariable = entries.some(([k, v]) => k === "key" && typeof v === "string" && SECRET_KEY.test(v));
+  for (const [k, v] of entries) {
+    if (SECRET_KEY.test(k) || (secretVariable && k === "value")) out[k] = "***";
+    else if (k === "extra" && typeof v === "string") out[k] = maskedExtra(v);
+    else out[k] = maskSecrets(v, depth + 1);
+  }
+  return out;
+}
+
+/** The body as the audit keeps it: secret-looking fields masked (maskSecrets). */
 export function auditExtra(body: unknown, query: unknown): string | null {
-  const mask = (value: unknown, depth: number): unknown => {
-    if (depth > 4 || value === null || typeof value !== "object") return value;
-    if (Array.isArray(value)) return value.slice(0, 50).map((v) => mask(v, depth + 1));
-    const out: Record<string, unknown> = {};
-    const entries = Object.entries(value as Record<string, unknown>);
-    const secretVariable = entries.some(([k, v]) => k === "key" && typeof v === "string" && SECRET_KEY.test(v));
-    for (const [k, v] of entries) out[k] = SECRET_KEY.test(k) || (secretVariable && k === "value") ? "***" : mask(v, depth + 1);
-    return out;
-  };
   const parts: Record<string, unknown> = {};
-  if (body !== undefined && !(typeof body === "object" && body !== null && Object.keys(body).length === 0)) parts.body = mask(body, 0);
-  if (query !== null && typeof query === "object" && Object.keys(query).length > 0) parts.query = mask(query, 0);
+  if (body !== undefined && !(typeof body === "object" && body !== null && Object.keys(body).length === 0)) parts.body = maskSecrets(body);
+  if (query !== null && typeof query === "object" && Object.keys(query).length > 0) parts.query = maskSecrets(query);
   if (Object.keys(parts).length === 0) return null;
   const text = JSON.stringify(parts);
   return text.length > EXTRA_MAX ? `${text.slice(0, EXTRA_MAX)}…` : text;

@@ -2,14 +2,27 @@
 import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { RunnerService } from "../runner/index.ts";
+import type { ConnectionFields, RunnerService } from "../runner/index.ts";
 import type { Authenticator } from "./auth.ts";
 import type { LoginThrottle } from "./login-throttle.ts";
 import type { SchemaStatusResponse } from "./schemas.ts";
 import type { DagSerializeContext } from "./serialize.ts";
 
+/** Reaches the system a connection names and says whether it answered (POST /api/v2/connections/test):
+ * Airflow's Connection.test_connection(). The stand's is src/server/connection-tests.ts. */
+export type ConnectionTester = (connection: ConnectionFields, signal: AbortSignal) => Promise<{ status: boolean; message: string }>;
+
+/** Where the connections routes find what is not in the runner's table. */
+export interface ConnectionSources {
+  /** The stand's own services as connections: listed with the stored ones, never changed or deleted. */
+  readOnly: () => readonly ConnectionFields[];
+  /** Absent: testing connections is disabled (Airflow's core.test_connection = Disabled) and each test call is 403. */
+  tester?: ConnectionTester;
+}
+
 export interface ApiContext {
   runner: RunnerService;
+  connections: ConnectionSources;
   logger: Logger;
   metricsRegistry: Registry;
   auth: Authenticator;
@@ -19,6 +32,8 @@ export interface ApiContext {
   dags: DagSerializeContext;
   /** Aborted when the server shuts down, so long waits answer at once instead of holding it. */
   shutdownSignal: AbortSignal;
+  /** The effective configuration GET /api/v2/config shows (masked there); absent: not exposed (403). */
+  exposedConfig?: () => unknown;
   /** The world's schema status (GET /api/v2/system/schema); absent where no world is wired in. */
   schemaStatus?: () => Promise<SchemaStatusResponse>;
 }

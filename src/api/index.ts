@@ -2,6 +2,7 @@
 // eslint refuses an import that goes past it (tests may open a room to test its insides).
 export { createApp } from "./app.ts";
 export type { CreateAppOptions, RunnerApp } from "./app.ts";
+export type { ConnectionSources, ConnectionTester } from "./context.ts";
 export { assertOpenListenSecured, isLoopbackHost } from "./auth.ts";
 export type { LoginConfig } from "./auth.ts";
 export { assertStorableJson } from "./body-checks.ts";
@@ -12,3 +13,4 @@ export { defineRoute } from "./route.ts";
 export type { RouteSpec } from "./route.ts";
 export { dagIdSchema, runIdSchema, taskIdSchema, variableKeySchema } from "./schemas.ts";
 export type { DagResponse, DagRunResponse, DagVersionResponse, LogResponse, SchemaStatusResponse, TaskInstanceResponse, VariableChangeResponse, VariableResponse } from "./schemas.ts";
+export { NOT_SERVED } from "./routes/not-served.ts";

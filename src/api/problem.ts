@@ -4,13 +4,24 @@ import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import {
   ConfValidationError,
+  ConnectionExistsError,
+  ConnectionNotFoundError,
+  ConnectionTestActiveError,
+  ConnectionTestNotFoundError,
   DagNotFoundError,
   DagRunNotFoundError,
   DagStaleError,
   DagVersionNotFoundError,
   DuplicateRunError,
   EventLogNotFoundError,
+  BackfillConflictError,
+  BackfillNotFoundError,
   TaskInstanceNotFoundError,
+  ReadOnlyError,
+  RunNotDeletableError,
+  XComExistsError,
+  XComNotFoundError,
+  XComTooLargeError,
   RunNotRebindableError,
   TryNotFoundError,
   UnknownTaskIdsError,
@@ -63,7 +74,7 @@ export class ApiProblem extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
-    readonly extra: { field?: string; errors?: { field: string; message: string }[]; location?: "body" | "query" | "path" } = {},
+    readonly extra: { field?: string; errors?: { field: string; message: string }[]; location?: "body" | "query" | "path" | "header" } = {},
   ) {
     super(detail);
     this.name = "ApiProblem";
@@ -104,6 +115,17 @@ export function problemForRunnerError(err: unknown): (ProblemBody & { detail: st
   if (err instanceof DuplicateRunError) return problemOf(409, err.message, { field: "dag_run_id" });
   if (err instanceof DagStaleError) return problemOf(409, err.message, { field: "dag_id" });
   if (err instanceof EventLogNotFoundError) return problemOf(404, err.message, { field: "event_log_id" });
+  if (err instanceof BackfillNotFoundError) return problemOf(404, err.message, { field: "backfill_id" });
+  if (err instanceof BackfillConflictError) return problemOf(409, err.message, { field: err.field });
+  if (err instanceof ConnectionNotFoundError) return problemOf(404, err.message, { field: "connection_id" });
+  if (err instanceof ConnectionExistsError) return problemOf(409, err.message, { field: "connection_id" });
+  if (err instanceof ConnectionTestActiveError) return problemOf(409, err.message, { field: "connection_id" });
+  if (err instanceof ConnectionTestNotFoundError) return problemOf(404, err.message, { field: "Airflow-Connection-Test-Token" });
+  if (err instanceof XComNotFoundError) return problemOf(404, err.message, { field: "xcom_key" });
+  if (err instanceof XComTooLargeError) return problemOf(413, err.message, { field: "value" });
+  if (err instanceof XComExistsError) return problemOf(409, err.message, { field: "key" });
+  if (err instanceof RunNotDeletableError) return problemOf(409, err.message, { field: "dag_run_id" });
+  if (err instanceof ReadOnlyError) return problemOf(409, err.message, { field: err.field });
   if (err instanceof RunNotRebindableError) return problemOf(409, err.message, { field: "run_on_latest_version" });
   if (err instanceof UnknownTaskIdsError) return problemOf(400, err.message, { field: "task_ids" });
   // Airflow answers invalid params with 400; the field is the path inside the body.

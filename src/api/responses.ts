@@ -346,3 +346,44 @@ export const eventLogResponse = z.object({
   task_display_name: z.string().nullable(),
 });
 export const eventLogCollection = z.object({ event_logs: z.array(eventLogResponse), total_entries: z.number().int() });
+
+/** Airflow's XComResponse (a list item: no value). */
+export const xcomResponse = z.object({
+  key: z.string(),
+  timestamp: isoDate,
+  logical_date: nullableIsoDate,
+  map_index: z.number().int(),
+  task_id: z.string(),
+  dag_id: z.string(),
+  run_id: z.string(),
+  dag_display_name: z.string(),
+  task_display_name: z.string(),
+  run_after: isoDate,
+});
+export const xcomCollection = z.object({ xcom_entries: z.array(xcomResponse), total_entries: z.number().int() });
+/** XComResponseNative (the value as JSON) or, with stringify, XComResponseString (its JSON text). */
+export const xcomResponseNative = xcomResponse.extend({ value: z.unknown() });
+
+/** Airflow's BackfillResponse; run_backwards and run_on_latest_version are this runner's additions. */
+export const backfillResponse = z.object({
+  id: z.number().int().min(0),
+  dag_id: z.string(),
+  from_date: isoDate,
+  to_date: isoDate,
+  dag_run_conf: z.record(z.string(), z.unknown()).nullable().describe("null when none was given: new runs take the DAG's defaults, reprocessed runs keep their own"),
+  is_paused: z.boolean().describe("no new runs are made while paused (the active ones finish); a cancelled backfill stays paused"),
+  reprocess_behavior: z.enum(["failed", "completed", "none"]),
+  max_active_runs: z.number().int(),
+  created_at: isoDate,
+  completed_at: nullableIsoDate.describe("when every date had run and its runs ended, or when it was cancelled"),
+  updated_at: isoDate,
+  dag_display_name: z.string(),
+  run_backwards: z.boolean(),
+  run_on_latest_version: z.boolean(),
+});
+export const backfillCollection = z.object({ backfills: z.array(backfillResponse), total_entries: z.number().int() });
+/** Airflow's DryRunBackfillResponse: a logical date the backfill would run (no partitions here). */
+export const dryRunBackfillCollection = z.object({
+  backfills: z.array(z.object({ logical_date: nullableIsoDate, partition_key: z.string().nullable(), partition_date: nullableIsoDate })),
+  total_entries: z.number().int(),
+});

@@ -1,7 +1,7 @@
 // Zod schemas of every request, in Airflow's public API v2 field names (the responses are in
 // responses.ts, re-exported here). They validate input and become the OpenAPI document's components.
 import { z } from "zod";
-import { RUN_STATES, TASK_STATES } from "../runner/index.ts";
+import { type JsonValue, RUN_STATES, TASK_STATES } from "../runner/index.ts";
 import { isoDate } from "./responses.ts";
 
 // Identifiers: ASCII only, no slashes or control characters, bounded length. Run ids may carry the
@@ -21,7 +21,7 @@ export const taskIdSchema = dagIdSchema;
 export const variableKeySchema = dagIdSchema;
 
 // Postgres has no year 0 and JavaScript dates end in 275760: keep input dates in a sane range.
-const inputIsoDate = isoDate.refine((text) => {
+export const inputIsoDate = isoDate.refine((text) => {
   const year = new Date(text).getUTCFullYear();
   return year >= 1900 && year <= 9999;
 }, "must be between the years 1900 and 9999");
@@ -69,26 +69,6 @@ export const pageQuery = z
 export function pageOf<T>(all: readonly T[], query: { offset: number; limit: number }): T[] {
   return all.slice(query.offset, query.offset + query.limit);
 }
-
-export const listDagsQuery = pageQuery
-  .extend({
-    paused: z
-      .enum(["true", "false"], { error: "must be true or false" })
-      .transform((v) => v === "true")
-      .optional()
-      .describe("only paused (true) or unpaused (false) DAGs"),
-    dag_id_pattern: z.string().max(250).optional().describe("Airflow's pattern: case-insensitive substring, % and _ wildcards, | for or"),
-    exclude_stale: z
-      .enum(["true", "false"], { error: "must be true or false" })
-      .default("true")
-      .transform((v) => v === "true")
-      .describe("leave out stale DAGs (Airflow's default: true)"),
-    order_by: z
-      .union([z.enum(["dag_id", "-dag_id"]), z.array(z.enum(["dag_id", "-dag_id"]))])
-      .transform((v) => [v].flat())
-      .optional(),
-  })
-  .strict();
 
 /** A query parameter that may be given once or repeated (?state=a&state=b), as Airflow's lists. */
 function oneOrMany<T extends z.ZodType>(item: T) {
@@ -140,13 +120,19 @@ export const dagSourceQuery = z
 
 export const waitQuery = z
   .object({
-    interval: z.coerce.number().positive().optional().describe("Airflow's polling interval: accepted and not needed (the wait is woken by the run's end)"),
+    interval: z.coerce
+      .number({ error: "must be a number of seconds" })
+      .positive("must be more than 0")
+      .max(3600, "must be at most 3600 seconds")
+      .optional()
+      .describe("Airflow's form: the state is streamed as NDJSON, a line every `interval` seconds until the run ends (the last line as soon as it does)"),
+    result: oneOrMany(taskIdSchema).optional().describe("task ids whose return value (XCom return_value) the last line carries as `results`"),
     timeout: z.coerce
       .number({ error: "must be a number of seconds" })
       .min(0, "must not be negative")
       .max(3600, "must be at most 3600 seconds")
-      .default(60)
-      .describe("seconds to wait for a terminal state before answering with the current state"),
+      .optional()
+      .describe("extension: stop waiting after this many seconds (default 60 without interval, none with it)"),
   })
   .strict();
 
@@ -519,3 +505,95 @@ export const taskInstancesBatchBody = z
     order_by: z.string().max(200).nullable().optional().describe("one key or several, comma separated; '-' for descending"),
   })
   .strict();
+
+const XCOM_ORDER_FIELDS = ["key", "dag_id", "run_id", "task_id", "map_index", "timestamp", "run_after"] as const;
+const xcomOrderValue = z.enum([...XCOM_ORDER_FIELDS, ...XCOM_ORDER_FIELDS.map((f) => `-${f}` as const)]);
+const mapIndexQuery = z.preprocess(blankIsAbsent, z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(-1, "must be -1 or more").optional());
+/** Any JSON value (the body is parsed JSON, so whatever arrived is one); undefined means absent. */
+const jsonValue = z.custom<JsonValue>((v) => v !== undefined, { error: "is required (any JSON value, null too)" });
+export const xcomKeySchema = z.string().min(1, "must not be empty").max(512, "must be at most 512 characters");
+
+export const xcomListPathParams = z.object({ dag_id: dagIdOrAll, dag_run_id: z.union([z.literal("~"), runIdSchema]), task_id: z.union([z.literal("~"), taskIdSchema]) }).strict();
+export const xcomPathParams = taskPathParams.extend({ xcom_key: xcomKeySchema }).strict();
+
+/** Airflow's GET …/taskInstances/{task_id}/xcomEntries parameters. */
+export const xcomListQuery = pageQuery
+  .extend({
+    limit: limitParam(50),
+    xcom_key: queryText,
+    map_index: mapIndexQuery.describe("no task is mapped here: -1 or absent keeps every entry, another index matches none"),
+    map_index_filter: mapIndexQuery.describe("as map_index"),
+    ...rangeShape("logical_date", queryDate),
+    ...rangeShape("run_after", queryDate),
+    xcom_key_pattern: patternText,
+    xcom_key_prefix_pattern: prefixText,
+    dag_display_name_pattern: patternText,
+    dag_display_name_prefix_pattern: prefixText,
+    run_id_pattern: patternText,
+    run_id_prefix_pattern: prefixText,
+    task_id_pattern: patternText,
+    task_id_prefix_pattern: prefixText,
+    order_by: oneOrMany(xcomOrderValue).default(["dag_id", "task_id", "run_id", "map_index", "key"]).describe("several keys; '-' for descending"),
+  })
+  .strict();
+
+export const xcomEntryQuery = z
+  .object({
+    map_index: mapIndexQuery.default(-1),
+    deserialize: z.preprocess(blankIsAbsent, queryBoolean.optional()).describe("values are JSON here: the same value either way"),
+    stringify: z.preprocess(blankIsAbsent, queryBoolean.optional()).describe("true: the value as its JSON text"),
+  })
+  .strict();
+
+export const xcomCreateBody = z
+  .object({ key: xcomKeySchema, value: jsonValue, map_index: z.literal(-1, { error: "no task is mapped here: map_index is -1" }).default(-1) })
+  .strict();
+export const xcomUpdateBody = z
+  .object({ value: jsonValue, map_index: z.literal(-1, { error: "no task is mapped here: map_index is -1" }).default(-1) })
+  .strict();
+
+export const DAG_ORDER_FIELDS = ["dag_id", "dag_display_name", "next_dagrun", "state", "start_date", "last_run_state", "last_run_start_date"] as const;
+const dagOrderValue = z.enum([...DAG_ORDER_FIELDS, ...DAG_ORDER_FIELDS.map((f) => `-${f}` as const)]);
+const booleanQuery = z.preprocess((v) => (v === "" ? undefined : v), z.enum(["true", "false"], { error: "must be true or false" }).transform((v) => v === "true").optional());
+
+/** The DAG selection Airflow's GET /dags and PATCH /dags share. */
+const dagSelection = {
+  tags: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(z.string().max(250))).optional().describe("no DAG has tags here: any tag matches none"),
+  tags_match_mode: z.enum(["any", "all"]).optional(),
+  owners: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(z.string().max(250))).optional().describe("no DAG names owners here: any owner matches none"),
+  dag_id_pattern: z.string().max(250).optional().describe("Airflow's pattern: case-insensitive substring, % and _ wildcards, | for or"),
+  dag_id_prefix_pattern: z.string().max(250).optional().describe("case-sensitive prefix, | for or"),
+  exclude_stale: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .default("true")
+    .transform((v) => v === "true")
+    .describe("leave out stale DAGs (Airflow's default: true)"),
+  paused: booleanQuery.describe("only paused (true) or unpaused (false) DAGs"),
+};
+
+export const listDagsQuery = pageQuery
+  .extend({
+    ...dagSelection,
+    dag_display_name_pattern: z.string().max(250).optional().describe("as dag_id_pattern (a DAG's display name is its id)"),
+    dag_display_name_prefix_pattern: z.string().max(250).optional(),
+    has_import_errors: booleanQuery.describe("DAGs whose file does not load now (they keep their last good version)"),
+    last_dag_run_state: z.enum(RUN_STATES).optional().describe("the state of each DAG's latest run"),
+    bundle_name: z.string().max(250).optional(),
+    bundle_version: z.string().max(250).optional().describe("no bundle is versioned here: any value matches none"),
+    has_asset_schedule: booleanQuery.describe("no DAG is scheduled by assets here: true matches none"),
+    asset_dependency: z.string().max(250).optional().describe("no assets here: any value matches none"),
+    ...rangeShape("dag_run_start_date", queryDate),
+    ...rangeShape("dag_run_end_date", queryDate),
+    dag_run_state: oneOrMany(z.enum(RUN_STATES)).optional().describe("DAGs with a run in one of these states (with the dag_run date ranges: the same run)"),
+    is_favorite: booleanQuery.describe("favourites are not kept here (501 on favorite_dag): true matches none"),
+    timetable_type: oneOrMany(z.string().max(250)).optional().describe("CronTriggerTimetable for a cron schedule, DeltaTriggerTimetable for an interval, NullTimetable for none"),
+    order_by: oneOrMany(dagOrderValue).default(["dag_id"]).describe("several keys; '-' for descending; state and start_date are the latest run's"),
+  })
+  .strict();
+export type ListDagsQuery = z.output<typeof listDagsQuery>;
+
+/** PATCH /api/v2/dags: the DAGs to pause or unpause, chosen as GET /dags chooses them. */
+export const patchDagsQuery = pageQuery
+  .extend({ ...dagSelection, limit: limitParam(50), update_mask: oneOrMany(z.literal("is_paused", { error: "only is_paused can be changed" })).optional() })
+  .strict();
+

@@ -83,7 +83,7 @@ export function serializeDag(dag: DagSummary, context: DagSerializeContext): Dag
     next_dagrun_run_after: null,
     allowed_run_types: null,
     owners: [],
-    is_backfillable: false,
+    is_backfillable: dag.schedule !== null, // POST /api/v2/backfills takes any scheduled DAG
     file_token: context.fileToken(dag.fileloc),
     exclusive_resources: [...dag.exclusive],
     task_ids: [...dag.taskIds],
@@ -142,7 +142,7 @@ export function triggeredByWithUser(type: "cli" | "rest_api", user: string | und
 }
 
 function splitTriggeredBy(recorded: string): { type: string; user: string | null } {
-  const match = /^(cli|rest_api):user:(.+)$/.exec(recorded);
+  const match = /^(cli|rest_api|backfill):user:(.+)$/.exec(recorded);
   return match?.[1] && match[2] ? { type: match[1], user: match[2] } : { type: recorded, user: null };
 }
 

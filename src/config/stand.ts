@@ -131,6 +131,29 @@ export const standConfigSchema = z
           })
           .strict()
           .optional(),
+        /** The REST API's switches. */
+        api: z
+          .object({
+            /** POST /api/v2/connections/test and enqueue-test reach the system a connection names, from the
+             * runner's network (Airflow's core.test_connection, Disabled by default there too): enabled lets
+             * whoever holds a token probe any host and port the runner can reach; disabled answers 403.
+             * Airflow's spelling (Enabled, Disabled) is taken too. */
+            test_connection: z
+              .preprocess((v) => (typeof v === "string" ? v.toLowerCase() : v), z.enum(["disabled", "enabled"], { error: "runner.api.test_connection is disabled or enabled" }))
+              .default("disabled"),
+            /** GET /api/v2/config: the runner's effective configuration (this file after defaults, by
+             * section), as Airflow's webserver.expose_config. false answers 403 (Airflow's default);
+             * non-sensitive-only shows it with every secret-looking option masked. Secrets are never
+             * shown, so Airflow's True is refused rather than faked. */
+            expose_config: z
+              .preprocess(
+                (v) => (typeof v === "boolean" ? String(v) : typeof v === "string" ? v.toLowerCase() : v),
+                z.enum(["false", "non-sensitive-only"], { error: "runner.api.expose_config is false or non-sensitive-only (secrets are never shown, so true is not offered)" }),
+              )
+              .default("false"),
+          })
+          .strict()
+          .default({ test_connection: "disabled", expose_config: "false" }),
       })
       .strict(),
     /** The Kafka → ClickHouse loader service (src/loader/main.ts, docs/loader.md). */

@@ -24,6 +24,14 @@ export interface TaskVariables {
   delete(key: string): Promise<void>;
 }
 
+/** Airflow's XCom from inside a task: small JSON values for the tasks after it (and the API). */
+export interface TaskXCom {
+  /** Sets a key for this try (return_value is what Airflow's wait `result` collects); replaces a value pushed before. */
+  push(key: string, value: JsonValue): Promise<void>;
+  /** A value a task of this run pushed in its current try (key: return_value); undefined when none. */
+  pull(taskId: string, key?: string): Promise<JsonValue | undefined>;
+}
+
 export interface TaskContext<Conf = RunConf> {
   dagId: string;
   runId: string;
@@ -37,6 +45,7 @@ export interface TaskContext<Conf = RunConf> {
   signal: AbortSignal;
   log: TaskLog;
   variables: TaskVariables;
+  xcom: TaskXCom;
 }
 
 /** Returned by a branching task: which of the tasks after it still run. The rest are skipped

@@ -146,3 +146,21 @@ export class ReadOnlyError extends RunnerError {
     super(reason);
   }
 }
+
+export class XComNotFoundError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string, readonly taskId: string, readonly key: string) {
+    super(`task '${taskId}' of run '${runId}' (DAG '${dagId}') has no XCom entry '${key}'`);
+  }
+}
+
+export class XComExistsError extends RunnerError {
+  constructor(readonly dagId: string, readonly runId: string, readonly taskId: string, readonly key: string) {
+    super(`task '${taskId}' of run '${runId}' (DAG '${dagId}') already has an XCom entry '${key}': PATCH it to change its value`);
+  }
+}
+
+export class XComTooLargeError extends RunnerError {
+  constructor(readonly where: string, readonly bytes: number, readonly limit: number) {
+    super(`${where}: the value is ${bytes} bytes as JSON, over XCom's ${limit}; keep big data in the world's tables and push where it is`);
+  }
+}

@@ -2,7 +2,12 @@
 // eslint refuses an import that goes past it (tests may open a room to test its insides).
 export { Dag, defineDag } from "./dag.ts";
 export type { TaskContext } from "./dag.ts";
-export { ConfValidationError, DagDefinitionError, DagNotFoundError, DagStaleError, DagVersionNotFoundError, DagRunNotFoundError, DuplicateRunError, NonRetryableError, PG_ERROR, RunNotRebindableError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError } from "./errors.ts";
+export { ConfValidationError, DagDefinitionError, DagNotFoundError, DagStaleError, DagVersionNotFoundError, DagRunNotFoundError, DuplicateRunError, NonRetryableError, PG_ERROR, ReadOnlyError, RunNotDeletableError, RunNotRebindableError, TaskInstanceNotFoundError, TryNotFoundError, UnknownTaskIdsError, VariableNotFoundError, XComExistsError, XComNotFoundError, XComTooLargeError } from "./errors.ts";
+export { DEFAULT_POOL, type PoolRecord } from "./pools.ts";
+export { JOB_SORT_FIELDS, JOB_TYPE, type JobListQuery, type JobRecord, type JobSortField } from "./jobs.ts";
+export type { DagListFacts, DagRunFilter, LatestRunFact } from "./dag-list.ts";
+export { RETURN_VALUE_KEY, XCOM_MAX_BYTES, XCOM_SORT_FIELDS, type XComListQuery, type XComRecord, type XComSortField } from "./xcom.ts";
+export { CONNECTION_SORT_FIELDS, CONNECTION_TEST_STATES, ConnectionExistsError, ConnectionNotFoundError, ConnectionTestActiveError, ConnectionTestNotFoundError, type ConnectionFields, type ConnectionListQuery, type ConnectionRecord, type ConnectionSortField, type ConnectionTestRecord, type ConnectionTestState } from "./connections.ts";
 export { RUNNER_MIGRATIONS } from "./migrate.ts";
 export { DagRegistry } from "./registry.ts";
 export { createRunner } from "./runner.ts";
@@ -15,6 +20,7 @@ export { TASK_INSTANCE_SORT_FIELDS, type ListedTaskInstance, type TaskInstanceLi
 export { sortKeys, type Range, type SortKey } from "./list-sql.ts";
 export type { TaskDependency, TaskTryRecord } from "./task-explain.ts";
 export { EVENT_SORT_FIELDS, EventLogNotFoundError, type EventLogQuery, type EventRecord, type EventSortField, type NewEvent } from "./event-log.ts";
+export { BACKFILL_SORT_FIELDS, BackfillConflictError, BackfillNotFoundError, BackfillRefusedError, MAX_BACKFILL_DATES, REPROCESS_BEHAVIORS, type BackfillListQuery, type BackfillRecord, type BackfillRequest, type BackfillSortField, type ReprocessBehavior } from "./backfills.ts";
 export type { DagRunRecord, DagSourceRecord, DagSummary, DagTaskRecord, DagVersionRecord, ImportErrorRecord, JsonValue, RunConf, RunState, TaskInstanceRecord, TaskLogRecord, TaskState, VariableChange, VariableRecord } from "./types.ts";
 export { DAGS_CHANNEL, DEFAULT_BUNDLE, knownCodeHashes, PARSE_CHANNEL, publishDags, readCurrentDags, readVersionCode, sha256, takeParseRequests } from "./dag-versions.ts";
 export type { CurrentDag, DagCode, PublishedDag, PublishedVersion } from "./dag-versions.ts";

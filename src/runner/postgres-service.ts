@@ -4,11 +4,17 @@ import { query, queryOne, statement } from "./db.ts";
 import { readDags, readDagSource, readDagVersions, readImportErrors, readVersionStructure } from "./dag-reads.ts";
 import { requestParse } from "./dag-versions.ts";
 import { DagNotFoundError, DagStaleError, DagVersionNotFoundError, TaskInstanceNotFoundError, VariableNotFoundError } from "./errors.ts";
-import { heartbeatIntervalMs } from "./leases.ts";
 import { readRunList } from "./run-list.ts";
 import { readTaskInstanceList } from "./task-instance-list.ts";
 import { explainTaskInstance, readTaskTries, readTaskTry } from "./task-explain.ts";
 import { readEvent, readEvents, recordEvent } from "./event-log.ts";
+import { connectionMethods } from "./connections.ts";
+import { backfillService } from "./backfills.ts";
+import { deleteDag, deleteRun, deleteTaskInstance } from "./run-delete.ts";
+import { readDagListFacts } from "./dag-list.ts";
+import { aliveThresholdMs, readJobs } from "./jobs.ts";
+import { readPools } from "./pools.ts";
+import { createXCom, deleteXCom, readReturnValues, readXCom, readXComs, updateXCom } from "./xcom.ts";
 import { clearTaskInstances, markRun, patchTaskInstance, setRunNote } from "./operator.ts";
 import { readRun, readRuns, readTaskInstances, readTaskLog } from "./read-models.ts";
 import type { DagRegistry } from "./registry.ts";
@@ -136,6 +142,27 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
       if (patch.note !== undefined) await setRunNote(pool, dagId, runId, patch.note);
       return readRun(pool, dagId, runId);
     },
+    dagListFacts: (filter) => readDagListFacts(pool, filter),
+    listJobs: (query) => readJobs(pool, deps.leaseSeconds, query),
+    listPools: () => readPools(pool, deps.concurrency ?? 1, deps.leaseSeconds),
+    async deleteDag(dagId) {
+      const dag = await getDag(dagId);
+      return deleteDag(pool, dagId, dag.isStale);
+    },
+    listXComs: (query) => readXComs(pool, query),
+    getXCom: (dagId, runId, taskId, key) => readXCom(pool, dagId, runId, taskId, key),
+    createXCom: (dagId, runId, taskId, key, value) => createXCom(pool, dagId, runId, taskId, key, value),
+    updateXCom: (dagId, runId, taskId, key, value) => updateXCom(pool, dagId, runId, taskId, key, value),
+    deleteXCom: (dagId, runId, taskId, key) => deleteXCom(pool, dagId, runId, taskId, key),
+    returnValues: (dagId, runId, taskIds) => readReturnValues(pool, dagId, runId, taskIds),
+    async deleteTaskInstance(dagId, runId, taskId) {
+      await knownDag(dagId);
+      await deleteTaskInstance(pool, dagId, runId, taskId);
+    },
+    async deleteRun(dagId, runId) {
+      await knownDag(dagId);
+      return deleteRun(pool, dagId, runId);
+    },
     async clearTaskInstances(dagId, request) {
       await knownDag(dagId);
       const outcome = await clearTaskInstances(pool, registry, dagId, request);
@@ -168,11 +195,13 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
     setVariable: (key, value, meta) => setVariable(pool, key, value, { changedBy: meta.changedBy }, meta.description),
     deleteVariable: (key, meta) => deleteVariable(pool, key, { changedBy: meta.changedBy }),
     variableHistory: (key) => variableHistory(pool, key),
+    ...connectionMethods(pool),
+    ...backfillService(pool, registry),
     async health() {
       try {
         const row = await queryOne<{ latest: Date | null }>(pool, LATEST_BEAT, []);
         const latest = row?.latest ?? null;
-        const threshold = Math.max(30_000, 3 * heartbeatIntervalMs(deps.leaseSeconds));
+        const threshold = aliveThresholdMs(deps.leaseSeconds);
         const alive = latest !== null && Date.now() - latest.getTime() < threshold;
         return { metadatabase: "healthy", scheduler: alive ? "healthy" : "unhealthy", latestHeartbeat: latest };
       } catch (err) {

@@ -23,6 +23,8 @@ import { DagRegistry } from "./registry.ts";
 import { RunWaiters } from "./run-waiters.ts";
 import { startQueuedRuns, syncDags } from "./runs.ts";
 import { createScheduledRuns } from "./scheduler.ts";
+import { markStopped } from "./jobs.ts";
+import { advanceBackfills } from "./backfill-runs.ts";
 import type { RunnerService } from "./service.ts";
 import { createRunnerService } from "./postgres-service.ts";
 
@@ -122,6 +124,8 @@ function buildLoops(engine: Engine, options: RunnerOptions): { heartbeat: Period
         () => createScheduledRuns(engine.pool, engine.registry).then(() => undefined),
         logger,
       ),
+      // a backfill's next runs as its active ones end, on the scheduler's beat
+      new PeriodicLoop("backfills", options.schedulerIntervalMs ?? 1000, () => advanceBackfills(engine.pool, engine.registry).then(() => undefined), logger),
     ],
   };
 }
@@ -164,6 +168,7 @@ export function createRunner(options: RunnerOptions): Runner {
       }
       await heartbeat.stop();
       await heartbeat.runNow(); // last log lines of the tries that just ended; drops our lock ids
+      await markStopped(engine).catch((err: unknown) => logger.warn({ err, workerId }, "could not record the clean stop in runner.heartbeats"));
       clearWakeTimers();
     } else {
       await queue.stop();

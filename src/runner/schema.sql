@@ -389,6 +389,34 @@ begin
 end $$;
 
 --
+-- Name: fail_queued_backfill_runs(bigint, text); Type: FUNCTION; Schema: runner; Owner: -
+--
+
+CREATE FUNCTION runner.fail_queued_backfill_runs(p_backfill_id bigint, p_by text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_pk bigint;
+  v_pks bigint[];
+  v_failed integer := 0;
+begin
+  select coalesce(array_agg(b.dag_run_pk order by b.dag_run_pk), '{}') into v_pks
+    from runner.backfill_dag_runs b join runner.dag_runs r on r.id = b.dag_run_pk
+   where b.backfill_id = p_backfill_id and r.state = 'queued';
+  foreach v_pk in array v_pks loop
+    perform pg_advisory_xact_lock(v_pk);
+  end loop;
+  perform pg_advisory_xact_lock(7301, 0);
+  foreach v_pk in array v_pks loop
+    if (select state from runner.dag_runs where id = v_pk) = 'queued' then
+      perform runner.mark_one_run(v_pk, 'failed', p_by);
+      v_failed := v_failed + 1;
+    end if;
+  end loop;
+  return v_failed;
+end $$;
+
+--
 -- Name: fail_run(bigint, bigint); Type: FUNCTION; Schema: runner; Owner: -
 --
 
@@ -1085,6 +1113,131 @@ begin
 end $$;
 
 --
+-- Name: backfill_dag_runs; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.backfill_dag_runs (
+    id bigint NOT NULL,
+    backfill_id bigint NOT NULL,
+    logical_date timestamp with time zone NOT NULL,
+    sort_ordinal integer NOT NULL,
+    dag_run_pk bigint,
+    exception_reason text,
+    decided_at timestamp with time zone,
+    CONSTRAINT backfill_dag_runs_exception_reason_check CHECK ((exception_reason = ANY (ARRAY['in flight'::text, 'already exists'::text]))),
+    CONSTRAINT backfill_dag_runs_sort_ordinal_check CHECK ((sort_ordinal >= 1))
+);
+
+--
+-- Name: backfill_dag_runs_id_seq; Type: SEQUENCE; Schema: runner; Owner: -
+--
+
+CREATE SEQUENCE runner.backfill_dag_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: backfill_dag_runs_id_seq; Type: SEQUENCE OWNED BY; Schema: runner; Owner: -
+--
+
+ALTER SEQUENCE runner.backfill_dag_runs_id_seq OWNED BY runner.backfill_dag_runs.id;
+
+--
+-- Name: backfills; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.backfills (
+    id bigint NOT NULL,
+    dag_id text NOT NULL,
+    from_date timestamp with time zone NOT NULL,
+    to_date timestamp with time zone NOT NULL,
+    dag_run_conf jsonb,
+    is_paused boolean DEFAULT false NOT NULL,
+    reprocess_behavior text NOT NULL,
+    max_active_runs integer NOT NULL,
+    run_backwards boolean NOT NULL,
+    run_on_latest_version boolean NOT NULL,
+    triggering_user_name text,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    completed_at timestamp with time zone,
+    CONSTRAINT backfills_check CHECK ((from_date <= to_date)),
+    CONSTRAINT backfills_max_active_runs_check CHECK ((max_active_runs >= 1)),
+    CONSTRAINT backfills_reprocess_behavior_check CHECK ((reprocess_behavior = ANY (ARRAY['none'::text, 'failed'::text, 'completed'::text])))
+);
+
+--
+-- Name: backfills_id_seq; Type: SEQUENCE; Schema: runner; Owner: -
+--
+
+CREATE SEQUENCE runner.backfills_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: backfills_id_seq; Type: SEQUENCE OWNED BY; Schema: runner; Owner: -
+--
+
+ALTER SEQUENCE runner.backfills_id_seq OWNED BY runner.backfills.id;
+
+--
+-- Name: connection_tests; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.connection_tests (
+    token text NOT NULL,
+    connection_id text NOT NULL,
+    state text NOT NULL,
+    result_message text,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT connection_tests_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'queued'::text, 'running'::text, 'success'::text, 'failed'::text])))
+);
+
+--
+-- Name: connections; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.connections (
+    id bigint NOT NULL,
+    connection_id text NOT NULL,
+    conn_type text NOT NULL,
+    description text,
+    host text,
+    login text,
+    schema text,
+    port integer,
+    password text,
+    extra text,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT connections_connection_id_check CHECK ((connection_id ~ '^[A-Za-z0-9_.-]{1,200}$'::text)),
+    CONSTRAINT connections_port_check CHECK (((port >= 0) AND (port <= 65535)))
+);
+
+--
+-- Name: connections_id_seq; Type: SEQUENCE; Schema: runner; Owner: -
+--
+
+CREATE SEQUENCE runner.connections_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: connections_id_seq; Type: SEQUENCE OWNED BY; Schema: runner; Owner: -
+--
+
+ALTER SEQUENCE runner.connections_id_seq OWNED BY runner.connections.id;
+
+--
 -- Name: dag_code; Type: TABLE; Schema: runner; Owner: -
 --
 
@@ -1131,7 +1284,7 @@ CREATE TABLE runner.dag_runs (
     waiting_for text,
     dag_version_id uuid,
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
-    CONSTRAINT dag_runs_run_type_check CHECK ((run_type = ANY (ARRAY['manual'::text, 'scheduled'::text, 'triggered'::text]))),
+    CONSTRAINT dag_runs_run_type_check CHECK ((run_type = ANY (ARRAY['manual'::text, 'scheduled'::text, 'triggered'::text, 'backfill'::text]))),
     CONSTRAINT dag_runs_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'success'::text, 'failed'::text])))
 );
 
@@ -1269,8 +1422,27 @@ CREATE TABLE runner.heartbeats (
     pid integer NOT NULL,
     started_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     last_beat_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
-    graphile_worker_ids text[] DEFAULT '{}'::text[] NOT NULL
+    graphile_worker_ids text[] DEFAULT '{}'::text[] NOT NULL,
+    id bigint NOT NULL,
+    stopped_at timestamp with time zone
 );
+
+--
+-- Name: heartbeats_id_seq; Type: SEQUENCE; Schema: runner; Owner: -
+--
+
+CREATE SEQUENCE runner.heartbeats_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: heartbeats_id_seq; Type: SEQUENCE OWNED BY; Schema: runner; Owner: -
+--
+
+ALTER SEQUENCE runner.heartbeats_id_seq OWNED BY runner.heartbeats.id;
 
 --
 -- Name: import_errors; Type: TABLE; Schema: runner; Owner: -
@@ -1495,6 +1667,36 @@ CREATE SEQUENCE runner.variable_history_id_seq
 ALTER SEQUENCE runner.variable_history_id_seq OWNED BY runner.variable_history.id;
 
 --
+-- Name: xcom; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.xcom (
+    ti_id bigint NOT NULL,
+    try_number integer NOT NULL,
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
+-- Name: backfill_dag_runs id; Type: DEFAULT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfill_dag_runs ALTER COLUMN id SET DEFAULT nextval('runner.backfill_dag_runs_id_seq'::regclass);
+
+--
+-- Name: backfills id; Type: DEFAULT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfills ALTER COLUMN id SET DEFAULT nextval('runner.backfills_id_seq'::regclass);
+
+--
+-- Name: connections id; Type: DEFAULT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.connections ALTER COLUMN id SET DEFAULT nextval('runner.connections_id_seq'::regclass);
+
+--
 -- Name: dag_runs id; Type: DEFAULT; Schema: runner; Owner: -
 --
 
@@ -1511,6 +1713,12 @@ ALTER TABLE ONLY runner.event_log ALTER COLUMN id SET DEFAULT nextval('runner.ev
 --
 
 ALTER TABLE ONLY runner.fail_points ALTER COLUMN id SET DEFAULT nextval('runner.fail_points_id_seq'::regclass);
+
+--
+-- Name: heartbeats id; Type: DEFAULT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.heartbeats ALTER COLUMN id SET DEFAULT nextval('runner.heartbeats_id_seq'::regclass);
 
 --
 -- Name: import_errors id; Type: DEFAULT; Schema: runner; Owner: -
@@ -1541,6 +1749,55 @@ ALTER TABLE ONLY runner.task_log_lines ALTER COLUMN id SET DEFAULT nextval('runn
 --
 
 ALTER TABLE ONLY runner.variable_history ALTER COLUMN id SET DEFAULT nextval('runner.variable_history_id_seq'::regclass);
+
+--
+-- Name: backfill_dag_runs backfill_dag_runs_backfill_id_logical_date_key; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfill_dag_runs
+    ADD CONSTRAINT backfill_dag_runs_backfill_id_logical_date_key UNIQUE (backfill_id, logical_date);
+
+--
+-- Name: backfill_dag_runs backfill_dag_runs_backfill_id_sort_ordinal_key; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfill_dag_runs
+    ADD CONSTRAINT backfill_dag_runs_backfill_id_sort_ordinal_key UNIQUE (backfill_id, sort_ordinal);
+
+--
+-- Name: backfill_dag_runs backfill_dag_runs_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfill_dag_runs
+    ADD CONSTRAINT backfill_dag_runs_pkey PRIMARY KEY (id);
+
+--
+-- Name: backfills backfills_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfills
+    ADD CONSTRAINT backfills_pkey PRIMARY KEY (id);
+
+--
+-- Name: connection_tests connection_tests_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.connection_tests
+    ADD CONSTRAINT connection_tests_pkey PRIMARY KEY (token);
+
+--
+-- Name: connections connections_connection_id_key; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.connections
+    ADD CONSTRAINT connections_connection_id_key UNIQUE (connection_id);
+
+--
+-- Name: connections connections_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.connections
+    ADD CONSTRAINT connections_pkey PRIMARY KEY (id);
 
 --
 -- Name: dag_code dag_code_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
@@ -1697,6 +1954,55 @@ ALTER TABLE ONLY runner.variables
     ADD CONSTRAINT variables_pkey PRIMARY KEY (key);
 
 --
+-- Name: xcom xcom_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.xcom
+    ADD CONSTRAINT xcom_pkey PRIMARY KEY (ti_id, try_number, key);
+
+--
+-- Name: backfill_dag_runs_by_run; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX backfill_dag_runs_by_run ON runner.backfill_dag_runs USING btree (dag_run_pk) WHERE (dag_run_pk IS NOT NULL);
+
+--
+-- Name: backfill_dag_runs_pending; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX backfill_dag_runs_pending ON runner.backfill_dag_runs USING btree (backfill_id, sort_ordinal) WHERE (decided_at IS NULL);
+
+--
+-- Name: backfills_by_dag; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX backfills_by_dag ON runner.backfills USING btree (dag_id, id);
+
+--
+-- Name: backfills_one_active_per_dag; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE UNIQUE INDEX backfills_one_active_per_dag ON runner.backfills USING btree (dag_id) WHERE (completed_at IS NULL);
+
+--
+-- Name: connection_tests_by_created; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX connection_tests_by_created ON runner.connection_tests USING btree (created_at);
+
+--
+-- Name: connection_tests_one_active; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE UNIQUE INDEX connection_tests_one_active ON runner.connection_tests USING btree (connection_id) WHERE (state <> ALL (ARRAY['success'::text, 'failed'::text]));
+
+--
+-- Name: dag_runs_by_dag_logical_date; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX dag_runs_by_dag_logical_date ON runner.dag_runs USING btree (dag_id, logical_date);
+
+--
 -- Name: dag_runs_by_dag_queued_at; Type: INDEX; Schema: runner; Owner: -
 --
 
@@ -1731,6 +2037,12 @@ CREATE INDEX event_log_by_dttm ON runner.event_log USING btree (dttm);
 --
 
 CREATE INDEX fail_points_armed ON runner.fail_points USING btree (dag_id, task_id, phase) WHERE (remaining > 0);
+
+--
+-- Name: heartbeats_by_id; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE UNIQUE INDEX heartbeats_by_id ON runner.heartbeats USING btree (id);
 
 --
 -- Name: pause_points_armed; Type: INDEX; Schema: runner; Owner: -
@@ -1775,6 +2087,12 @@ CREATE INDEX task_log_lines_by_try ON runner.task_log_lines USING btree (ti_id, 
 CREATE INDEX variable_history_by_key ON runner.variable_history USING btree (key, id);
 
 --
+-- Name: backfills backfills_touch; Type: TRIGGER; Schema: runner; Owner: -
+--
+
+CREATE TRIGGER backfills_touch BEFORE UPDATE ON runner.backfills FOR EACH ROW WHEN ((old.* IS DISTINCT FROM new.*)) EXECUTE FUNCTION runner.touch_dag_run();
+
+--
 -- Name: dag_runs dag_runs_touch; Type: TRIGGER; Schema: runner; Owner: -
 --
 
@@ -1785,6 +2103,27 @@ CREATE TRIGGER dag_runs_touch BEFORE UPDATE ON runner.dag_runs FOR EACH ROW WHEN
 --
 
 CREATE TRIGGER dag_runs_version BEFORE INSERT ON runner.dag_runs FOR EACH ROW EXECUTE FUNCTION runner.dag_run_version();
+
+--
+-- Name: backfill_dag_runs backfill_dag_runs_backfill_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfill_dag_runs
+    ADD CONSTRAINT backfill_dag_runs_backfill_id_fkey FOREIGN KEY (backfill_id) REFERENCES runner.backfills(id) ON DELETE CASCADE;
+
+--
+-- Name: backfill_dag_runs backfill_dag_runs_dag_run_pk_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfill_dag_runs
+    ADD CONSTRAINT backfill_dag_runs_dag_run_pk_fkey FOREIGN KEY (dag_run_pk) REFERENCES runner.dag_runs(id) ON DELETE SET NULL;
+
+--
+-- Name: backfills backfills_dag_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.backfills
+    ADD CONSTRAINT backfills_dag_id_fkey FOREIGN KEY (dag_id) REFERENCES runner.dags(dag_id);
 
 --
 -- Name: dag_runs dag_runs_dag_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
@@ -1862,6 +2201,13 @@ ALTER TABLE ONLY runner.task_log_lines
 
 ALTER TABLE ONLY runner.task_tries
     ADD CONSTRAINT task_tries_ti_id_fkey FOREIGN KEY (ti_id) REFERENCES runner.task_instances(id) ON DELETE CASCADE;
+
+--
+-- Name: xcom xcom_ti_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.xcom
+    ADD CONSTRAINT xcom_ti_id_fkey FOREIGN KEY (ti_id) REFERENCES runner.task_instances(id) ON DELETE CASCADE;
 
 --
 -- PostgreSQL database dump complete

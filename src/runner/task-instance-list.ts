@@ -28,7 +28,7 @@ const SORT_COLUMNS: Record<TaskInstanceSortField, string> = {
   logical_date: "r.logical_date",
   run_after: "r.queued_at",
   // not mapped, no data intervals, no operator classes here: the same for every task instance
-  map_index: "-1",
+  map_index: "(-1)::integer", // a bare -1 would be an ORDER BY position
   data_interval_start: "null::timestamptz",
   data_interval_end: "null::timestamptz",
   rendered_map_index: "null::text",

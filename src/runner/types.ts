@@ -41,7 +41,7 @@ export const TERMINAL_TASK_STATES: ReadonlySet<TaskState> = new Set([
 export const TERMINAL_RUN_STATES: ReadonlySet<RunState> = new Set(["success", "failed"]);
 
 /** How a run came to be (Airflow's run_type). */
-export type RunType = "manual" | "scheduled" | "triggered";
+export type RunType = "manual" | "scheduled" | "triggered" | "backfill";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type RunConf = { [key: string]: JsonValue };

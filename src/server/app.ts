@@ -9,11 +9,17 @@ import { loadStandConfig } from "../config/index.ts";
 import { snapshotRows, readRestores } from "../snapshots/index.ts";
 import { quietStandContext, standStatus } from "../stand/index.ts";
 import { describeLastExit } from "../keeper/index.ts";
+import { testConnection } from "./connection-tests.ts";
+import { standConnections } from "./stand-connections.ts";
 import { WORLD_POSITION_KEY, runnerDatabaseUrl, withRunnerDb, SchemaLedgerMissingError, readSchemaStatus } from "../world/index.ts";
 
-export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers" | "routes"> & {
+export type StandAppOptions = Omit<CreateAppOptions, "schemaStatus" | "routers" | "routes" | "connections"> & {
   /** The database holding world.schema_ledger; the stand's runner database when omitted. */
   ledgerPgUrl?: string;
+  /** runner.api.test_connection: whether POST /api/v2/connections/test reaches systems (disabled when omitted: 403). */
+  testConnection?: "enabled" | "disabled";
+  /** runner.api.expose_config: non-sensitive-only serves GET /api/v2/config (secrets masked). */
+  exposeConfig?: "false" | "non-sensitive-only";
 };
 
 async function worldPosition(runner: RunnerService): Promise<string | null> {
@@ -79,5 +85,8 @@ export function createStandApp(options: StandAppOptions): RunnerApp {
     WORLD_SOURCES_TTL_MS,
   );
   const web = createWebRouter({ runner: options.runner, logger: options.logger, schemaStatus, world });
-  return createApp({ ...options, schemaStatus, routers: [web], routes: worldApiRoutes(options.runner, world) });
+  const { testConnection: testing, exposeConfig, ...appOptions } = options;
+  const connections = { readOnly: () => standConnections(loadStandConfig()), tester: testing === "enabled" ? testConnection : undefined };
+  return createApp({ ...appOptions, schemaStatus, routers: [web], routes: worldApiRoutes(options.runner, world), connections,
+    ...(exposeConfig === "non-sensitive-only" && { exposedConfig: () => loadStandConfig() }) });
 }

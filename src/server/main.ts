@@ -115,6 +115,8 @@ export async function startServer(logger: Logger): Promise<RunningServer> {
     logger: logger.child({ component: "api" }),
     metricsRegistry: runner.metrics,
     shutdownSignal: shutdown.signal,
+    testConnection: config.runner.api.test_connection,
+    exposeConfig: config.runner.api.expose_config,
   });
   const httpServer = createServer(app);
   // A client that reuses a keep-alive connection in the instant the server closes it gets a reset,

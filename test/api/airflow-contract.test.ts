@@ -10,7 +10,7 @@ import type { DagRunResponse, TaskInstanceResponse } from "../../src/api/schemas
 import { useTestRunner, withClient } from "../../testkit/runner/runner-db.ts";
 import { airflowTemplate, validatedAnswers } from "../../testkit/runner/airflow-contract.ts";
 import { TEST_LOGIN, TEST_USER, auth, call, problemText, startApi, type ApiHarness } from "../../testkit/runner/api-app.ts";
-import { testDags } from "../../testkit/runner/api-dags.ts";
+import { apiDaily, testDags } from "../../testkit/runner/api-dags.ts";
 import { readFileSync } from "node:fs";
 import { NOT_SERVED } from "../../src/api/routes/not-served.ts";
 
@@ -20,11 +20,11 @@ type LogPage = { content: { event: string }[]; continuation_token: string | null
 void describe("every route answers as Airflow's document says", () => {
   let api: ApiHarness;
   let jwt: string;
-  const engine = useTestRunner(testDags, { beforeStop: () => api?.close() });
+  const engine = useTestRunner([...testDags, apiDaily], { beforeStop: () => api?.close() });
   const bearer = () => ({ Authorization: `Bearer ${jwt}` });
 
   before(async () => {
-    api = await startApi(engine.runner);
+    api = await startApi(engine.runner, undefined, { testConnection: "enabled", exposeConfig: "non-sensitive-only" });
     // an import error as the DAG processor records one (this runner's DAGs are given in code)
     await withClient(engine.db, (client) =>
       client.query("insert into runner.import_errors (filename, stack_trace) values ($1, $2)", ["dags/broken.ts", "Error: boom\n    at dags/broken.ts:1:7"]),
@@ -149,7 +149,7 @@ void describe("every route answers as Airflow's document says", () => {
         assert.ok(section.includes(`\`${operationId}\``), `docs/api.md's Not served table names ${operationId}`);
       }
     }
-    assert.equal(calls, 32);
+    assert.equal(calls, 34);
   });
 
   void it("answers every other route Airflow has, and each answer was checked against Airflow's document", async () => {
@@ -194,6 +194,18 @@ void describe("every route answers as Airflow's document says", () => {
       "/api/v2/plugins",
       "/api/v2/plugins/importErrors",
       "/api/v2/providers",
+      "/api/v2/dags?dag_run_state=failed&last_dag_run_state=failed&order_by=-last_run_start_date&order_by=dag_id&dag_id_prefix_pattern=api_",
+      `${runPath}/wait?interval=0.5&result=boom`,
+      "/api/v2/dags/~/dagRuns/~/taskInstances/~/xcomEntries?order_by=-timestamp&order_by=key&xcom_key_pattern=return",
+      "/api/v2/jobs?is_alive=true&order_by=-latest_heartbeat",
+      "/api/v2/config?section=postgres",
+      "/api/v2/config/section/postgres/option/port",
+      "/api/v2/connections?order_by=-conn_type&order_by=id&connection_id_pattern=stand_",
+      "/api/v2/connections/stand_postgres",
+      "/api/v2/pools?order_by=-name",
+      "/api/v2/pools/default_pool",
+      "/api/v2/auth/login?next=/ui/",
+      "/api/v2/auth/logout",
     ];
     for (const p of reads) {
       const res = await call(api.baseUrl, "GET", p);
@@ -204,7 +216,7 @@ void describe("every route answers as Airflow's document says", () => {
     const dag = await call<{ file_token: string }>(api.baseUrl, "GET", "/api/v2/dags/api_ok");
     const byToken = await call<{ dag_id: string; content: string | null }>(api.baseUrl, "GET", `/api/v2/dagSources/${dag.body.file_token}`);
     // a file token names a file (Airflow 2): the answer is its source, under one of its DAGs
-    assert.ok(["api_ok", "api_fail", "api_slow"].includes(byToken.body.dag_id));
+    assert.ok(["api_ok", "api_fail", "api_slow", "api_daily"].includes(byToken.body.dag_id));
     assert.match(byToken.body.content ?? "", /id: "api_ok"/);
     const errors = await call<{ import_errors: { filename: string; import_error_id: number }[] }>(api.baseUrl, "GET", "/api/v2/importErrors");
     assert.deepEqual(errors.body.import_errors.map((e) => e.filename), ["dags/broken.ts"]);
@@ -222,10 +234,44 @@ void describe("every route answers as Airflow's document says", () => {
       ["PATCH", `${runPath}/taskInstances/boom/-1/dry_run`, { new_state: "success" }, 200],
       ["POST", "/api/v2/dags/~/dagRuns/list", { dag_ids: ["api_fail", "api_ok"], states: ["failed", "running", "queued"], order_by: "-id", page_limit: 5 }, 200],
       ["POST", "/api/v2/dags/~/dagRuns/~/taskInstances/list", { dag_ids: ["api_fail"], state: ["failed", "running", "queued", "scheduled"], order_by: "-start_date,id" }, 200],
+      ["POST", `${runPath}/taskInstances/boom/xcomEntries`, { key: "contract", value: { n: 1 } }, 201],
+      ["GET", `${runPath}/taskInstances/boom/xcomEntries/contract`, undefined, 200],
+      ["PATCH", `${runPath}/taskInstances/boom/xcomEntries/contract`, { value: [1, 2] }, 200],
+      ["DELETE", `${runPath}/taskInstances/boom/xcomEntries/contract`, undefined, 204],
+      ["POST", `${runPath}/clear`, { dry_run: false, only_failed: true }, 200],
+      ["POST", "/api/v2/dags/~/clearDagRuns", { dag_runs: [{ dag_id: "api_fail", dag_run_id: run.body.dag_run_id }] }, 200],
+      ["PATCH", "/api/v2/dags/api_ok/dagRuns", { actions: [{ action: "create", entities: [{ dag_run_id: "contract_bulk" }] }] }, 200],
+      ["POST", "/api/v2/connections", { connection_id: "contract_conn", conn_type: "http", host: "h", password: "p" }, 201],
+      ["PATCH", "/api/v2/connections/contract_conn?update_mask=host", { connection_id: "contract_conn", conn_type: "http", host: "h2" }, 200],
+      ["PATCH", "/api/v2/connections", { actions: [{ action: "create", action_on_existence: "skip", entities: [{ connection_id: "contract_conn", conn_type: "http" }] }] }, 200],
+      ["POST", "/api/v2/connections/test", { connection_id: "stand_runner_db", conn_type: "postgres" }, 200],
+      ["POST", "/api/v2/connections/defaults", undefined, 204],
+      ["DELETE", "/api/v2/connections/contract_conn", undefined, 204],
+      ["PATCH", "/api/v2/dags?dag_id_pattern=api_ok", { is_paused: false }, 200],
     ];
     for (const [method, p, body, status] of writes) {
       const res = await call(api.baseUrl, method, p, { headers: bearer(), body });
       assert.equal(res.status, status, `${method} ${p}: ${res.text.slice(0, 300)}`);
+    }
+    const enqueued = await call<{ token: string }>(api.baseUrl, "POST", "/api/v2/connections/enqueue-test", { headers: bearer(), body: { connection_id: "stand_runner_db", conn_type: "postgres" } });
+    assert.equal(enqueued.status, 202, enqueued.text);
+    assert.equal((await call(api.baseUrl, "GET", "/api/v2/connections/enqueue-test", { headers: { "Airflow-Connection-Test-Token": enqueued.body.token } })).status, 200);
+    await engine.runner.waitForRun("api_ok", "contract_bulk", { timeoutMs: 20_000 });
+    assert.equal((await call(api.baseUrl, "DELETE", "/api/v2/dags/api_ok/dagRuns/contract_bulk", { headers: bearer() })).status, 204);
+    await engine.runner.waitForRun("api_fail", run.body.dag_run_id, { timeoutMs: 20_000 });
+    const bulkTis = await call(api.baseUrl, "PATCH", `${runPath}/taskInstances`, { headers: bearer(), body: { actions: [{ action: "update", entities: [{ task_id: "boom", note: "bulk" }] }] } });
+    assert.equal(bulkTis.status, 200, bulkTis.text);
+    assert.equal((await call(api.baseUrl, "DELETE", `${runPath}/taskInstances/after`, { headers: bearer() })).status, 200);
+    assert.equal((await call(api.baseUrl, "DELETE", "/api/v2/dags/api_fail", { headers: bearer() })).status, 200, "the DAG's history, last: nothing after reads it");
+    // backfills of api_daily (a backfill needs a schedule): pause, unpause and cancel it before its ten dates have run
+    const window = { dag_id: "api_daily", from_date: "2025-01-01T00:00:00Z", to_date: "2025-01-10T00:00:00Z", max_active_runs: 1 };
+    assert.equal((await call(api.baseUrl, "POST", "/api/v2/backfills/dry_run", { headers: bearer(), body: window })).status, 200);
+    const backfill = await call<{ id: number }>(api.baseUrl, "POST", "/api/v2/backfills", { headers: bearer(), body: window });
+    assert.equal(backfill.status, 200, backfill.text);
+    for (const p of ["/api/v2/backfills?dag_id=api_daily", `/api/v2/backfills/${backfill.body.id}`]) assert.equal((await call(api.baseUrl, "GET", p)).status, 200, p);
+    for (const action of ["pause", "unpause", "cancel"]) {
+      const res = await call(api.baseUrl, "PUT", `/api/v2/backfills/${backfill.body.id}/${action}`, { headers: bearer() });
+      assert.equal(res.status, 200, `${action}: ${res.text}`);
     }
     // every route we mount that Airflow has was answered with a 2xx that validated
     // (a route that never answers 2xx here, as listMapped and externalLogUrl, is checked by its own test)

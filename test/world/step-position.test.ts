@@ -24,6 +24,7 @@ function contextOf(vars: Map<string, string>, runId: string): TaskContext<unknow
       set: (key, value) => Promise.resolve(void vars.set(key, value)),
       delete: (key) => Promise.resolve(void vars.delete(key)),
     },
+    xcom: { push: () => Promise.reject(new Error("no XCom here")), pull: () => Promise.resolve(undefined) },
   };
 }
 

@@ -30,6 +30,10 @@ export interface StartApiOptions {
   loginThrottle?: LoginThrottle;
   /** As a runner listening beyond loopback: every route but login and health needs credentials. */
   credentialsEverywhere?: boolean;
+  /** runner.api.test_connection: whether POST /api/v2/connections/test reaches systems (disabled when omitted). */
+  testConnection?: "enabled" | "disabled";
+  /** runner.api.expose_config: whether GET /api/v2/config answers (403 when omitted). */
+  exposeConfig?: "false" | "non-sensitive-only";
 }
 
 export async function startApi(runner: RunnerService, registry: Registry = new Registry(), options: StartApiOptions = {}): Promise<ApiHarness> {
@@ -40,6 +44,8 @@ export async function startApi(runner: RunnerService, registry: Registry = new R
     login: options.login ?? TEST_LOGIN,
     loginThrottle: options.loginThrottle,
     credentialsEverywhere: options.credentialsEverywhere,
+    testConnection: options.testConnection,
+    exposeConfig: options.exposeConfig,
     logger: pino({ level: "silent" }),
     metricsRegistry: registry,
     shutdownSignal: shutdown.signal,

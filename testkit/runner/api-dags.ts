@@ -39,9 +39,12 @@ export const apiOk = defineDag({
     ctx.log.info(`first runs with days=${ctx.conf.days ?? "unset"}`);
     if (ctx.conf.hold === true) ctx.log.info(`first: ${await taskHolds.hold(`${ctx.runId}/first`, ctx.signal)}`);
     else await sleep(150, undefined, { signal: ctx.signal });
+    await ctx.xcom.push("return_value", { days: ctx.conf.days ?? null, try: ctx.tryNumber });
   })
   .task("second", { upstream: ["first"] }, async (ctx) => {
     ctx.log.info("second runs after first");
+    const first = await ctx.xcom.pull("first");
+    await ctx.xcom.push("seen_from_first", first ?? "nothing");
     if (ctx.conf.hold === true) ctx.log.info(`second: ${await taskHolds.hold(`${ctx.runId}/second`, ctx.signal)}`);
     else await sleep(150, undefined, { signal: ctx.signal });
   })
@@ -73,3 +76,11 @@ export const apiSlow = defineDag({
   .build();
 
 export const testDags = [apiOk, apiFail, apiSlow];
+
+/** A scheduled DAG for the backfill calls (a backfill needs a schedule). Not in testDags, whose DAGs
+ * other tests count: a test that backfills adds it to its runner's DAGs. */
+export const apiDaily = defineDag({ id: "api_daily", description: "one quick task a day", schedule: { everySeconds: 86_400 }, fileloc: "testkit/runner/api-dags.ts" })
+  .task("tick", (ctx) => {
+    ctx.log.info(`tick for ${ctx.logicalDate?.toISOString() ?? "no date"}`);
+  })
+  .build();

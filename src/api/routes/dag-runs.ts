@@ -1,7 +1,9 @@
 // DAG runs: trigger, list, get, mark failed/success (PATCH), and wait for a run to finish.
 import { type ApiContext, callerOf } from "../context.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { type RunConf, TERMINAL_RUN_STATES } from "../../runner/index.ts";
+import type { Request, Response } from "express";
+import { z } from "zod";
+import { type JsonValue, type RunConf, type RunnerService, TERMINAL_RUN_STATES } from "../../runner/index.ts";
 import { ApiProblem } from "../problem.ts";
 import {
   dagOrAllPathParams,
@@ -159,20 +161,27 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
     defineRoute({
       method: "get",
       path: "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/wait",
-      operationId: "wait_dag_run",
+      operationId: "wait_dag_run_until_finished",
       summary: "Wait until a run is terminal",
       description:
-        "Answers as soon as the run is success or failed, or after `timeout` seconds with the run as it is " +
-        "then (still 200: check `state`; the header X-Run-Terminal says true or false). Extension, not in Airflow.",
+        "Airflow's form (with `interval`): the run's state as NDJSON, `{\"state\": …}` every `interval` seconds and a last line " +
+        "as soon as the run ends (woken by its end, not by the interval), carrying `results` (each `result` task's XCom " +
+        "return_value) when asked. A client that accepts only application/json (the official client) gets the last line " +
+        "alone, as one JSON document. Without `interval` (extension): the run itself as soon as it is success or failed, or " +
+        "after `timeout` seconds (default 60) as it is then (still 200: check `state`; the header X-Run-Terminal says).",
       tag: "DagRun",
       auth: false,
       params: runPathParams,
       query: waitQuery,
       responses: {
-        200: { description: "The run when it ended, or at the timeout", schema: dagRunResponse, schemaName: "DAGRunResponse" },
+        200: { description: "The run's states until it ended (NDJSON), or the run when it ended or at the timeout", schema: z.unknown() },
+        400: { description: "`result` without `interval`" },
         404: runNotFound,
       },
-      async handle({ params, query, res }) {
+      async handle({ params, query, req, res }) {
+        if (query.result !== undefined && query.interval === undefined) {
+          throw new ApiProblem(400, "query parameter result: needs interval (Airflow's streamed form)", { field: "result" });
+        }
         // Fail fast with 404 before holding the connection open.
         await runner.getRun(params.dag_id, params.dag_run_id);
         const stop = new AbortController();
@@ -180,13 +189,14 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
         res.on("close", onClose);
         shutdownSignal.addEventListener("abort", onClose);
         try {
-          const run = await runner.waitForRun(params.dag_id, params.dag_run_id, {
-            timeoutMs: Math.round(query.timeout * 1000),
-            signal: stop.signal,
-          });
-          if (res.writableEnded || res.destroyed) return;
-          res.setHeader("X-Run-Terminal", String(TERMINAL_RUN_STATES.has(run.state)));
-          res.json(serializeRun(run));
+          if (query.interval === undefined) {
+            const run = await runner.waitForRun(params.dag_id, params.dag_run_id, { timeoutMs: Math.round((query.timeout ?? 60) * 1000), signal: stop.signal });
+            if (res.writableEnded || res.destroyed) return;
+            res.setHeader("X-Run-Terminal", String(TERMINAL_RUN_STATES.has(run.state)));
+            res.json(serializeRun(run));
+            return;
+          }
+          await streamStates(runner, params, { intervalMs: query.interval * 1000, timeoutMs: query.timeout === undefined ? null : query.timeout * 1000, results: query.result ?? [] }, req, res, stop.signal);
         } finally {
           res.off("close", onClose);
           shutdownSignal.removeEventListener("abort", onClose);
@@ -194,4 +204,40 @@ export function dagRunRoutes({ runner, shutdownSignal }: ApiContext): RouteSpec[
       },
     }),
   ];
+}
+
+interface StreamOptions {
+  intervalMs: number;
+  timeoutMs: number | null;
+  results: readonly string[];
+}
+
+/** Airflow's NDJSON wait: a state line per interval, the last one when the run ends (or at the
+ * extension's timeout, without results). A JSON-only client gets that last line alone. */
+async function streamStates(
+  runner: RunnerService,
+  at: { dag_id: string; dag_run_id: string },
+  options: StreamOptions,
+  req: Request,
+  res: Response,
+  signal: AbortSignal,
+): Promise<void> {
+  const ndjson = req.accepts(["application/x-ndjson", "application/json"]) !== "application/json" || !req.get("accept");
+  const deadline = options.timeoutMs === null ? Infinity : Date.now() + options.timeoutMs;
+  if (ndjson) {
+    res.status(200).type("application/x-ndjson");
+    res.flushHeaders();
+  }
+  let run = await runner.getRun(at.dag_id, at.dag_run_id);
+  while (!TERMINAL_RUN_STATES.has(run.state) && Date.now() < deadline && !signal.aborted) {
+    if (ndjson) res.write(`${JSON.stringify({ state: run.state })}\n`);
+    run = await runner.waitForRun(at.dag_id, at.dag_run_id, { timeoutMs: Math.max(0, Math.min(options.intervalMs, deadline - Date.now())), signal });
+  }
+  if (res.writableEnded || res.destroyed || signal.aborted) return;
+  const last: { state: string; results?: Record<string, JsonValue> } = { state: run.state };
+  if (TERMINAL_RUN_STATES.has(run.state) && options.results.length > 0) {
+    last.results = await runner.returnValues(at.dag_id, at.dag_run_id, options.results);
+  }
+  if (ndjson) res.end(`${JSON.stringify(last)}\n`);
+  else res.json(last);
 }
