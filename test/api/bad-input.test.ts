@@ -91,7 +91,7 @@ const cases: BadCase[] = [
   { name: "variable key in body differs from path", method: "PATCH", path: "/api/v2/variables/k2", headers: auth, body: { key: "other", value: "1" }, status: 400, field: "key", detail: /does not match/ },
   { name: "variable PATCH that changes nothing", method: "PATCH", path: "/api/v2/variables/k2", headers: auth, body: {}, status: 422, field: "body", detail: /nothing to change/ },
   { name: "wrong method on a collection", method: "PUT", path: "/api/v2/dags", headers: auth, body: {}, status: 405, detail: /not allowed/ },
-  { name: "DELETE on a DAG", method: "DELETE", path: "/api/v2/dags/api_ok", headers: auth, status: 405, detail: /not allowed/ },
+  { name: "PUT on a DAG", method: "PUT", path: "/api/v2/dags/api_ok", headers: auth, body: {}, status: 405, detail: /not allowed/ },
   { name: "unknown route", method: "GET", path: "/api/v2/nothing/here", status: 404, detail: /no route/ },
 ];
 

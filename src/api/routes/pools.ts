@@ -23,7 +23,7 @@ const poolsQuery = pageQuery
   .strict();
 const poolName = z.string().min(1).max(256);
 const poolBody = z.object({ name: poolName, slots: z.number().int().min(-1), description: z.string().max(1000).nullable().optional(), include_deferred: z.boolean().optional(), team_name: z.string().max(50).nullable().optional() }).strict();
-const poolPatchBody = poolBody.partial().strict();
+const poolPatchBody = z.object({ pool: poolName.nullable().optional(), slots: z.number().int().min(-1).nullable().optional(), description: z.string().max(1000).nullable().optional(), include_deferred: z.boolean().nullable().optional(), team_name: z.string().max(50).nullable().optional() }).strict();
 const poolResponse = z.object({
   name: z.string(), slots: z.number().int(), description: z.string().nullable(), include_deferred: z.boolean(),
   occupied_slots: z.number().int(), running_slots: z.number().int(), queued_slots: z.number().int(), scheduled_slots: z.number().int(),
