@@ -41,7 +41,7 @@ export const importErrorPathParams = z.object({ import_error_id: idNumber }).str
 export const fileTokenPathParams = z.object({ file_token: z.string().min(1).max(2000).describe("a DAG's file_token") }).strict();
 
 /** An empty query value (?limit=, as airflowctl sends an unset option) reads as absent. */
-const blankIsAbsent = (value: unknown) => (value === "" ? undefined : value);
+export const blankIsAbsent = (value: unknown) => (value === "" ? undefined : value);
 
 export function limitParam(defaultLimit: number) {
   return z.preprocess(
@@ -71,7 +71,7 @@ export function pageOf<T>(all: readonly T[], query: { offset: number; limit: num
 }
 
 /** A query parameter that may be given once or repeated (?state=a&state=b), as Airflow's lists. */
-function oneOrMany<T extends z.ZodType>(item: T) {
+export function oneOrMany<T extends z.ZodType>(item: T) {
   return z.preprocess((value) => (value === undefined || Array.isArray(value) ? value : [value]), z.array(item));
 }
 
@@ -554,13 +554,13 @@ export const xcomUpdateBody = z
 
 export const DAG_ORDER_FIELDS = ["dag_id", "dag_display_name", "next_dagrun", "state", "start_date", "last_run_state", "last_run_start_date"] as const;
 const dagOrderValue = z.enum([...DAG_ORDER_FIELDS, ...DAG_ORDER_FIELDS.map((f) => `-${f}` as const)]);
-const booleanQuery = z.preprocess((v) => (v === "" ? undefined : v), z.enum(["true", "false"], { error: "must be true or false" }).transform((v) => v === "true").optional());
+const booleanQuery = z.preprocess(blankIsAbsent, queryBoolean.optional());
 
 /** The DAG selection Airflow's GET /dags and PATCH /dags share. */
 const dagSelection = {
-  tags: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(z.string().max(250))).optional().describe("no DAG has tags here: any tag matches none"),
+  tags: oneOrMany(z.string().max(250)).optional().describe("no DAG has tags here: any tag matches none"),
   tags_match_mode: z.enum(["any", "all"]).optional(),
-  owners: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(z.string().max(250))).optional().describe("no DAG names owners here: any owner matches none"),
+  owners: oneOrMany(z.string().max(250)).optional().describe("no DAG names owners here: any owner matches none"),
   dag_id_pattern: z.string().max(250).optional().describe("Airflow's pattern: case-insensitive substring, % and _ wildcards, | for or"),
   dag_id_prefix_pattern: z.string().max(250).optional().describe("case-sensitive prefix, | for or"),
   exclude_stale: z

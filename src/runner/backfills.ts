@@ -9,7 +9,7 @@ import { readDags } from "./dag-reads.ts";
 import { inTransaction, query, queryOne, statement } from "./db.ts";
 import { DagNotFoundError, DagStaleError, PG_ERROR, RunnerError } from "./errors.ts";
 import { errorCode } from "../errors.ts";
-import { orderBy, type SortKey } from "./list-sql.ts";
+import { orderBy, pageTotal, type SortKey } from "./list-sql.ts";
 import type { DagRegistry } from "./registry.ts";
 import type { Page, RunConf } from "./types.ts";
 
@@ -214,10 +214,7 @@ export async function listBackfills(pool: pg.Pool, q: BackfillListQuery): Promis
     `select ${COLUMNS}, count(*) over () as total from runner.backfills where dag_id = $1 order by ${order} limit $2 offset $3`,
     [q.dagId, q.limit, q.offset],
   );
-  let total = page.rows[0] ? Number(page.rows[0].total) : 0;
-  if (page.rows.length === 0 && q.offset > 0) {
-    total = Number((await pool.query<{ total: string }>("select count(*) as total from runner.backfills where dag_id = $1", [q.dagId])).rows[0]?.total ?? 0);
-  }
+  const total = await pageTotal(pool, page.rows, q.offset, "select count(*) as total from runner.backfills where dag_id = $1", [q.dagId]);
   return { items: page.rows.map(toRecord), totalEntries: total };
 }
 

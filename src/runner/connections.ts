@@ -6,7 +6,7 @@ import pg from "pg";
 import { type Queryable, query, queryOne, statement } from "./db.ts";
 import { errorCode } from "../errors.ts";
 import { PG_ERROR, RunnerError } from "./errors.ts";
-import { orderBy, type SortKey, Where } from "./list-sql.ts";
+import { orderBy, pageTotal, type SortKey, Where } from "./list-sql.ts";
 import type { Page } from "./types.ts";
 
 /** A connection as Airflow's ConnectionBody names its fields (connection_id, conn_type, …). */
@@ -175,11 +175,7 @@ export async function listConnections(db: Queryable, q: ConnectionListQuery): Pr
     `with listed as (${listed}) select l.*, count(*) over () as total from listed l where ${where} order by ${order} limit ${limit} offset ${offset}`,
     w.values,
   );
-  let total = page.rows[0] ? Number(page.rows[0].total) : 0;
-  if (page.rows.length === 0 && q.offset > 0) {
-    const counted = await db.query<{ total: string }>(`with listed as (${listed}) select count(*) as total from listed l where ${where}`, w.values.slice(0, -2));
-    total = Number(counted.rows[0]?.total ?? 0);
-  }
+  const total = await pageTotal(db, page.rows, q.offset, `with listed as (${listed}) select count(*) as total from listed l where ${where}`, w.values.slice(0, -2));
   const passwords = new Map(q.alsoListed.map((c) => [c.connectionId, c.password]));
   const items = page.rows.map((row) => (row.read_only ? toRecord({ ...row, password: passwords.get(row.connection_id) ?? null }, true) : toRecord(row)));
   return { items, totalEntries: total };

@@ -2,7 +2,7 @@
 // person makes and every login; listed with Airflow's filters (GET /api/v2/eventLogs).
 import type pg from "pg";
 import { queryOne, statement } from "./db.ts";
-import { orderBy, type SortKey, Where } from "./list-sql.ts";
+import { orderBy, pageTotal, type SortKey, Where } from "./list-sql.ts";
 import { RunnerError } from "./errors.ts";
 import type { Page } from "./types.ts";
 
@@ -109,9 +109,6 @@ export async function readEvents(db: pg.Pool, q: EventLogQuery): Promise<Page<Ev
   const limit = w.param(q.limit);
   const offset = w.param(q.offset);
   const page = await db.query<Row & { total: string }>(`select ${COLUMNS}, count(*) over () as total from runner.event_log e where ${where} order by ${order} limit ${limit} offset ${offset}`, w.values);
-  let total = page.rows[0] ? Number(page.rows[0].total) : 0;
-  if (page.rows.length === 0 && q.offset > 0) {
-    total = Number((await db.query<{ total: string }>(`select count(*) as total from runner.event_log e where ${where}`, w.values.slice(0, -2))).rows[0]?.total ?? 0);
-  }
+  const total = await pageTotal(db, page.rows, q.offset, `select count(*) as total from runner.event_log e where ${where}`, w.values.slice(0, -2));
   return { items: page.rows.map(toRecord), totalEntries: total };
 }

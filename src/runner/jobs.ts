@@ -5,7 +5,7 @@
 import type pg from "pg";
 import type { Engine } from "./engine.ts";
 import { heartbeatIntervalMs } from "./leases.ts";
-import { orderBy, type Range, type SortKey, Where } from "./list-sql.ts";
+import { orderBy, pageTotal, type Range, type SortKey, Where } from "./list-sql.ts";
 import type { Page } from "./types.ts";
 
 export const JOB_SORT_FIELDS = ["id", "dag_id", "state", "job_type", "start_date", "end_date", "latest_heartbeat", "executor_class", "hostname", "unixname"] as const;
@@ -71,10 +71,7 @@ export async function readJobs(pool: pg.Pool, leaseSeconds: number, q: JobListQu
        from runner.heartbeats h where ${where} order by ${order} limit ${w.param(q.limit)} offset ${w.param(q.offset)}`,
     w.values,
   );
-  let total = rows[0] ? Number(rows[0].total) : 0;
-  if (rows.length === 0 && q.offset > 0) {
-    total = Number((await pool.query<{ n: string }>(`select count(*) as n from runner.heartbeats h where ${where}`, w.values.slice(0, -2))).rows[0]?.n ?? 0);
-  }
+  const total = await pageTotal(pool, rows, q.offset, `select count(*) as total from runner.heartbeats h where ${where}`, w.values.slice(0, -2));
   return {
     items: rows.map((r) => ({ id: Number(r.id), workerId: r.worker_id, state: r.state, startDate: r.started_at, endDate: r.end_date, latestHeartbeat: r.last_beat_at, hostname: r.hostname, pid: r.pid, alive: r.alive })),
     totalEntries: total,

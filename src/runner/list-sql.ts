@@ -4,6 +4,8 @@
 // value is a bind parameter; every column and sort expression comes from the caller's fixed map,
 // never from the request.
 
+import type { Queryable } from "./db.ts";
+
 /** Airflow's four bounds of a range filter (`x_gte`, `x_gt`, `x_lte`, `x_lt`). */
 export interface Range<T> {
   gte?: T;
@@ -97,4 +99,13 @@ export function orderBy<F extends string>(keys: readonly SortKey<F>[], columns: 
   const parts = keys.map((k) => `${columns[k.field]} ${k.descending ? "desc" : "asc"}`);
   parts.push(`${tiebreak} ${last?.descending === true ? "desc" : "asc"}`);
   return parts.join(", ");
+}
+
+/** A page's total_entries from its rows' `count(*) over ()`. Past the last page there are no rows
+ * to carry the window count, so it is counted again with `countSql` (`select count(*) as total …`). */
+export async function pageTotal(db: Queryable, rows: readonly { total: string }[], offset: number, countSql: string, values: readonly unknown[]): Promise<number> {
+  if (rows[0]) return Number(rows[0].total);
+  if (offset === 0) return 0;
+  const counted = await db.query<{ total: string }>(countSql, [...values]);
+  return Number(counted.rows[0]?.total ?? 0);
 }

@@ -4,7 +4,7 @@
 // user; conf_contains) and several sort keys, one page with the total count.
 import type pg from "pg";
 import type { Queryable } from "./db.ts";
-import { orderBy, type Range, type SortKey, Where } from "./list-sql.ts";
+import { orderBy, pageTotal, type Range, type SortKey, Where } from "./list-sql.ts";
 import { runColumns, type RunRow, toRunRecord } from "./read-models.ts";
 import type { DagRunRecord, Page, RunState } from "./types.ts";
 
@@ -97,11 +97,6 @@ export async function readRunList(db: Queryable | pg.Pool, q: RunListQuery): Pro
     `select ${runColumns("r")}, count(*) over () as total from runner.dag_runs r where ${where} order by ${order} limit ${limit} offset ${offset}`,
     w.values,
   );
-  let total = page.rows[0] ? Number(page.rows[0].total) : 0;
-  if (page.rows.length === 0 && q.offset > 0) {
-    // past the last page the window count is absent; ask for it separately
-    const counted = await db.query<{ total: string }>(`select count(*) as total from runner.dag_runs r where ${where}`, w.values.slice(0, -2));
-    total = Number(counted.rows[0]?.total ?? 0);
-  }
+  const total = await pageTotal(db, page.rows, q.offset, `select count(*) as total from runner.dag_runs r where ${where}`, w.values.slice(0, -2));
   return { items: page.rows.map(toRunRecord), totalEntries: total };
 }

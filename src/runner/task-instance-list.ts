@@ -4,7 +4,7 @@
 // logical date, run_after and version).
 import type pg from "pg";
 import type { Queryable } from "./db.ts";
-import { orderBy, type Range, type SortKey, Where } from "./list-sql.ts";
+import { orderBy, pageTotal, type Range, type SortKey, Where } from "./list-sql.ts";
 import { runColumns, TASK_INSTANCE_COLUMNS, type RunRow, type TaskInstanceRow, toRunRecord, toTaskInstanceRecord } from "./read-models.ts";
 import type { DagRunRecord, Page, TaskInstanceRecord, TaskState } from "./types.ts";
 
@@ -106,11 +106,7 @@ export async function readTaskInstanceList(db: Queryable | pg.Pool, q: TaskInsta
     `select ${TASK_INSTANCE_COLUMNS}, ti.run_pk, count(*) over () as total from ${from} where ${where} order by ${order} limit ${limit} offset ${offset}`,
     w.values,
   );
-  let total = page.rows[0] ? Number(page.rows[0].total) : 0;
-  if (page.rows.length === 0 && q.offset > 0) {
-    const counted = await db.query<{ total: string }>(`select count(*) as total from ${from} where ${where}`, w.values.slice(0, -2));
-    total = Number(counted.rows[0]?.total ?? 0);
-  }
+  const total = await pageTotal(db, page.rows, q.offset, `select count(*) as total from ${from} where ${where}`, w.values.slice(0, -2));
   const runPks = [...new Set(page.rows.map((r) => r.run_pk))];
   const runs = new Map<number, DagRunRecord>();
   if (runPks.length > 0) {

@@ -5,7 +5,7 @@
 import type pg from "pg";
 import type { Queryable } from "./db.ts";
 import { DagRunNotFoundError, TaskInstanceNotFoundError, XComExistsError, XComNotFoundError, XComTooLargeError } from "./errors.ts";
-import { orderBy, type Range, type SortKey, Where } from "./list-sql.ts";
+import { orderBy, pageTotal, type Range, type SortKey, Where } from "./list-sql.ts";
 import type { JsonValue, Page } from "./types.ts";
 
 /** Airflow's key for a task's return value. */
@@ -148,11 +148,7 @@ export async function readXComs(db: Queryable | pg.Pool, q: XComListQuery): Prom
     `select ${COLUMNS}, count(*) over () as total from ${FROM} where ${where} order by ${order} limit ${w.param(q.limit)} offset ${w.param(q.offset)}`,
     w.values,
   );
-  let total = rows[0] ? Number(rows[0].total) : 0;
-  if (rows.length === 0 && q.offset > 0) {
-    const counted = await db.query<{ total: string }>(`select count(*) as total from ${FROM} where ${where}`, w.values.slice(0, -2));
-    total = Number(counted.rows[0]?.total ?? 0);
-  }
+  const total = await pageTotal(db, rows, q.offset, `select count(*) as total from ${FROM} where ${where}`, w.values.slice(0, -2));
   return { items: rows.map(toRecord), totalEntries: total };
 }
 

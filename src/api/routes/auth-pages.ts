@@ -6,8 +6,9 @@
 import { z } from "zod";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
+import { blankIsAbsent } from "../schemas.ts";
 
-const nextParam = z.preprocess((v) => (v === "" ? undefined : v), z.string().max(2000).optional());
+const nextParam = z.preprocess(blankIsAbsent, z.string().max(2000).optional());
 
 export function authPageRoutes(): RouteSpec[] {
   return [

@@ -7,21 +7,21 @@ import { isSensitiveName } from "../audit.ts";
 import type { ApiContext } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { pageQuery, limitParam, rangeOf } from "../schemas.ts";
+import { blankIsAbsent, limitParam, oneOrMany, pageQuery, queryBoolean, rangeOf } from "../schemas.ts";
 import { JOB_SORT_FIELDS, JOB_TYPE, sortKeys, type JobRecord } from "../../runner/index.ts";
 
 const HIDDEN = "< hidden >";
-const text = z.preprocess((v) => (v === "" ? undefined : v), z.string().max(250).optional());
-const date = z.preprocess((v) => (v === "" ? undefined : v), z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with an offset" }).transform((t) => new Date(t)).optional());
+const text = z.preprocess(blankIsAbsent, z.string().max(250).optional());
+const date = z.preprocess(blankIsAbsent, z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with an offset" }).transform((t) => new Date(t)).optional());
 const jobOrderValue = z.enum([...JOB_SORT_FIELDS, ...JOB_SORT_FIELDS.map((f) => `-${f}` as const)]);
 
 const jobsQuery = pageQuery
   .extend({
     limit: limitParam(50),
-    is_alive: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["true", "false"], { error: "must be true or false" }).transform((v) => v === "true").optional()),
+    is_alive: z.preprocess(blankIsAbsent, queryBoolean.optional()),
     start_date_gte: date, start_date_gt: date, start_date_lte: date, start_date_lt: date,
     end_date_gte: date, end_date_gt: date, end_date_lte: date, end_date_lt: date,
-    order_by: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(jobOrderValue)).default(["id"]),
+    order_by: oneOrMany(jobOrderValue).default(["id"]),
     job_state: text.describe("running (beating), success (stopped cleanly) or failed (stopped beating: killed)"),
     job_type: text.describe(`every job here is a ${JOB_TYPE}`),
     hostname: text,

@@ -7,16 +7,16 @@ import { patternMatcher } from "../airflow-pattern.ts";
 import type { ApiContext } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { limitParam, pageOf, pageQuery } from "../schemas.ts";
+import { blankIsAbsent, limitParam, oneOrMany, pageOf, pageQuery } from "../schemas.ts";
 import { DEFAULT_POOL, type PoolRecord } from "../../runner/index.ts";
 
 const ORDER = ["id", "pool", "name"] as const;
 const orderValue = z.enum([...ORDER, ...ORDER.map((f) => `-${f}` as const)]);
-const text = z.preprocess((v) => (v === "" ? undefined : v), z.string().max(250).optional());
+const text = z.preprocess(blankIsAbsent, z.string().max(250).optional());
 const poolsQuery = pageQuery
   .extend({
     limit: limitParam(50),
-    order_by: z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(orderValue)).default(["id"]).describe("id is the pool's place: default_pool first, then the resources by name"),
+    order_by: oneOrMany(orderValue).default(["id"]).describe("id is the pool's place: default_pool first, then the resources by name"),
     pool_name_pattern: text,
     pool_name_prefix_pattern: text,
   })
