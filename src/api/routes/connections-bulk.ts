@@ -6,8 +6,9 @@
 import { z } from "zod";
 import { ConnectionExistsError, ConnectionNotFoundError, type ConnectionRecord, type RunnerService } from "../../runner/index.ts";
 import type { ApiContext } from "../context.ts";
+import { runBulkActions } from "../bulk.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { bulkResponse, type BulkResponse } from "../schemas.ts";
+import { bulkResponse } from "../schemas.ts";
 import { applyBody, connectionBody, connectionIdSchema, fieldsOfBody, replaceWithBody } from "./connection-bodies.ts";
 
 const UPDATE_MASK_FIELDS = ["connection_id", "conn_type", "description", "host", "login", "schema", "port", "password", "extra", "team_name"] as const;
@@ -132,15 +133,7 @@ export function connectionBulkRoutes(context: ApiContext): RouteSpec[] {
       bodySchemaName: "BulkBody_ConnectionBody_",
       responses: { 200: { description: "Per action: the ids changed and the errors", schema: bulkResponse, schemaName: "BulkResponse" } },
       async handle({ body, res }) {
-        const answer: BulkResponse = {};
-        for (const action of body.actions) {
-          const result = await applyAction(context, action);
-          const previous = answer[action.action];
-          answer[action.action] = previous
-            ? { success: [...previous.success, ...result.success], errors: [...previous.errors, ...result.errors] }
-            : result;
-        }
-        res.json(answer);
+        res.json(await runBulkActions(body.actions, (action) => applyAction(context, action)));
       },
     }),
   ];

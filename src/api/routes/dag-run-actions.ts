@@ -4,8 +4,9 @@
 import { z } from "zod";
 import { type ApiContext, callerOf } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
+import { runBulkActions } from "../bulk.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { bulkResponse, dagRunCollection, dagRunResponse, taskInstanceCollection, type BulkResponse } from "../responses.ts";
+import { bulkResponse, dagRunCollection, dagRunResponse, taskInstanceCollection } from "../responses.ts";
 import { dagIdSchema, dagOrAllPathParams, runIdSchema, runPathParams } from "../schemas.ts";
 import { serializeRun, serializeTaskInstance, triggeredByWithUser } from "../serialize.ts";
 import { userOf } from "../auth.ts";
@@ -262,13 +263,7 @@ export function dagRunActionRoutes({ runner }: ApiContext): RouteSpec[] {
       },
       async handle({ params, body, req, res }) {
         if (params.dag_id !== "~") await runner.getDag(params.dag_id);
-        const answer: BulkResponse = {};
-        for (const action of body.actions) {
-          const result = await applyBulk(runner, params.dag_id, action, callerOf(req), userOf(res.locals));
-          const previous = answer[action.action];
-          answer[action.action] = previous ? { success: [...previous.success, ...result.success], errors: [...previous.errors, ...result.errors] } : result;
-        }
-        res.json(answer);
+        res.json(await runBulkActions(body.actions, (action) => applyBulk(runner, params.dag_id, action, callerOf(req), userOf(res.locals))));
       },
     }),
   ];

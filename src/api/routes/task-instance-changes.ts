@@ -4,8 +4,9 @@
 import { z } from "zod";
 import { type ApiContext, callerOf } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
+import { runBulkActions, type BulkActionResult } from "../bulk.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { bulkResponse, type BulkResponse } from "../responses.ts";
+import { bulkResponse } from "../responses.ts";
 import { patchTaskInstanceBody, taskIdSchema, taskPathParams, runPathParams } from "../schemas.ts";
 import { patchTaskInstanceAnswer } from "./task-instances.ts";
 import type { RunnerService } from "../../runner/index.ts";
@@ -69,9 +70,8 @@ export function taskInstanceChangeRoutes({ runner }: ApiContext): RouteSpec[] {
       responses: { 200: { description: "Per action: the task ids changed and the errors", schema: bulkResponse, schemaName: "BulkResponse" }, 404: { description: "Unknown DAG or run" } },
       async handle({ params, body, req, res }) {
         await runner.getRun(params.dag_id, params.dag_run_id);
-        const answer: BulkResponse = {};
-        for (const action of body.actions) {
-          const result = { success: [] as string[], errors: [] as { error: string; status_code: number }[] };
+        const answer = await runBulkActions(body.actions, async (action) => {
+          const result: BulkActionResult = { success: [], errors: [] };
           if (action.action === "create") {
             result.errors.push({ error: "task instances are made by their run: trigger or clear a run instead", status_code: 400 });
           } else {
@@ -103,9 +103,8 @@ export function taskInstanceChangeRoutes({ runner }: ApiContext): RouteSpec[] {
               }
             }
           }
-          const previous = answer[action.action];
-          answer[action.action] = previous ? { success: [...previous.success, ...result.success], errors: [...previous.errors, ...result.errors] } : result;
-        }
+          return result;
+        });
         res.json(answer);
       },
     }),

@@ -4,8 +4,9 @@
 // and reports one error (409 for existing keys, 404 for missing ones).
 import { type RunnerService, VariableNotFoundError } from "../../runner/index.ts";
 import { type ApiContext, callerOf } from "../context.ts";
+import { runBulkActions } from "../bulk.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { bulkResponse, bulkVariablesBody, type BulkResponse, type BulkVariablesBody } from "../schemas.ts";
+import { bulkResponse, bulkVariablesBody, type BulkVariablesBody } from "../schemas.ts";
 
 type BulkAction = BulkVariablesBody["actions"][number];
 type ActionResult = { success: string[]; errors: { error: string; status_code: number }[] };
@@ -87,15 +88,7 @@ export function variableBulkRoutes({ runner }: ApiContext): RouteSpec[] {
       bodySchemaName: "BulkBody_VariableBody_",
       responses: { 200: { description: "Per action: the keys changed and the errors", schema: bulkResponse, schemaName: "BulkResponse" } },
       async handle({ body, req, res }) {
-        const answer: BulkResponse = {};
-        for (const action of body.actions) {
-          const result = await applyAction(runner, action, `api:${callerOf(req)}`);
-          const previous = answer[action.action];
-          answer[action.action] = previous
-            ? { success: [...previous.success, ...result.success], errors: [...previous.errors, ...result.errors] }
-            : result;
-        }
-        res.json(answer);
+        res.json(await runBulkActions(body.actions, (action) => applyAction(runner, action, `api:${callerOf(req)}`)));
       },
     }),
   ];
