@@ -117,5 +117,5 @@ generate-batch: ## one batch generator run into the stand's Kafka (GENERATOR_DAY
 generate-live: ## one live generator run (GENERATOR_DAY, GENERATOR_SPEED)
 	$(WORLD) generate live
 
-bench: ## runner (and a pool of 2), generator, ingestion (latency, loader throughput and a group of 2 loaders, cold world_initialize), web, the DAG folder (a file served by a running runner beside a runner started again) and world snapshot (save, restore beside rebuild-storage) benchmarks on the test stand, each beside its baseline
+bench: ## runner (and a pool of 2), generator, ingestion (latency, loader throughput and a group of 2 loaders, cold world_initialize), web (pages, and the REST run list across DAGs beside one DAG's), the DAG folder (a file served by a running runner beside a runner started again) and world snapshot (save, restore beside rebuild-storage) benchmarks on the test stand, each beside its baseline
 	STAND_WORLD_SIZE=canonical bash scripts/test-stand.sh bash -c '$(TSX) bench/runner-bench.ts && $(TSX) bench/generator-bench.ts && $(TSX) bench/ingest-bench.ts && $(TSX) bench/loader-bench.ts && $(TSX) bench/world-init-bench.ts && $(TSX) bench/web-bench.ts && $(TSX) bench/dag-folder-bench.ts && $(TSX) bench/snapshot-bench.ts'

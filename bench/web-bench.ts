@@ -26,6 +26,9 @@ const CHANGES_PER_VARIABLE = 15;
 const SAMPLES = 20;
 const WARM_UPS = 2;
 const TARGET_MS = 200;
+/** Airflow's run list across DAGs (`~`), two sort keys and three filters: issue 36's target. */
+const API_LIST_TARGET_MS = 100;
+const TOKEN = "bench-token-0123";
 
 const silent = pino({ level: "silent" });
 
@@ -127,16 +130,61 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[index] ?? NaN;
 }
 
-async function timePage(baseUrl: string, path: string): Promise<number[]> {
+async function timePage(baseUrl: string, path: string, init?: RequestInit): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < WARM_UPS + SAMPLES; i++) {
     const started = performance.now();
-    const response = await fetch(`${baseUrl}${path}`);
+    const response = await fetch(`${baseUrl}${path}`, init);
     await response.text();
-    if (!response.ok) throw new Error(`${path} answered ${response.status}`);
+    if (!response.ok) throw new Error(`${init?.method ?? "GET"} ${path} answered ${response.status}`);
     if (i >= WARM_UPS) samples.push(performance.now() - started);
   }
   return samples.sort((a, b) => a - b);
+}
+
+interface RunListCase {
+  name: string;
+  path: string;
+  body?: Record<string, unknown>;
+  targeted: boolean;
+}
+
+/** The filter and sort every list case shares, so the single-DAG list is the baseline of the same query. */
+function runListCases(big: string, since: string): RunListCase[] {
+  const filtered = `state=success&state=failed&run_type=manual&start_date_gte=${encodeURIComponent(since)}&order_by=-start_date&order_by=dag_id&limit=50`;
+  return [
+    { name: "one DAG, no filter", path: `/api/v2/dags/${big}/dagRuns?limit=50`, targeted: false },
+    { name: "one DAG, 2 keys + 3 filters", path: `/api/v2/dags/${big}/dagRuns?${filtered}`, targeted: false },
+    { name: "~ (every DAG), 2 keys + 3 filters", path: `/api/v2/dags/~/dagRuns?${filtered}`, targeted: true },
+    { name: "~, same, page 100 (offset 5,000)", path: `/api/v2/dags/~/dagRuns?${filtered}&offset=5000`, targeted: true },
+    {
+      name: "POST ~/dagRuns/list, 2 keys + 3 filters",
+      path: "/api/v2/dags/~/dagRuns/list",
+      body: { states: ["success", "failed"], dag_ids: Array.from({ length: DAG_COUNT }, (_, i) => `bench_web_${i}`), start_date_gte: since, order_by: "-start_date,dag_id", page_limit: 50 },
+      targeted: true,
+    },
+  ];
+}
+
+/** The run list through Airflow's REST API, across DAGs beside one DAG's, each answer checked for its size. */
+async function benchRunLists(baseUrl: string, big: string): Promise<void> {
+  const since = new Date(Date.now() - 20 * 24 * 3_600_000).toISOString();
+  const headers = { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", Accept: "application/json" };
+  const rows = [["list", "total_entries", "p50 ms", "p95 ms", "max ms", "target"]];
+  for (const c of runListCases(big, since)) {
+    const init: RequestInit = c.body ? { method: "POST", headers, body: JSON.stringify(c.body) } : { headers };
+    const answer = await fetch(`${baseUrl}${c.path}`, init);
+    const page = (await answer.json()) as { dag_runs?: unknown[]; total_entries?: number };
+    if (!answer.ok || !Array.isArray(page.dag_runs) || page.dag_runs.length === 0) {
+      throw new Error(`${c.path} answered ${answer.status} with ${JSON.stringify(page).slice(0, 300)}: the bench list must not be empty`);
+    }
+    const samples = await timePage(baseUrl, c.path, init);
+    const p95 = percentile(samples, 95);
+    const verdict = c.targeted ? `<= ${API_LIST_TARGET_MS} ms: ${p95 <= API_LIST_TARGET_MS ? "met" : "MISSED"}` : "-";
+    rows.push([c.name, String(page.total_entries ?? "-"), percentile(samples, 50).toFixed(1), p95.toFixed(1), (samples.at(-1) ?? NaN).toFixed(1), verdict]);
+  }
+  console.log(`\nREST run lists: ${TOTAL_RUNS} runs over ${DAG_COUNT} DAGs; filters state in (success, failed), run_type manual, start_date >= ${since}; order_by -start_date, dag_id; 50 a page\n`);
+  printTable(rows);
 }
 
 function printTable(rows: string[][]): void {
@@ -155,7 +203,7 @@ async function main(): Promise<void> {
     let server: Server | undefined;
     try {
       await seed(url);
-      const app = createStandApp({ runner, token: "bench-token-0123", logger: silent, metricsRegistry: runner.metrics });
+      const app = createStandApp({ runner, token: TOKEN, logger: silent, metricsRegistry: runner.metrics });
       server = await new Promise<Server>((resolve) => {
         const s = app.listen(0, "127.0.0.1", () => resolve(s));
       });
@@ -181,6 +229,7 @@ async function main(): Promise<void> {
       }
       console.log(`\nweb bench: ${TOTAL_RUNS} runs over ${DAG_COUNT} DAGs (${BIG_DAG_RUNS} in ${big}), ${SAMPLES} sequential requests per page after ${WARM_UPS} warm-ups\n`);
       printTable(rows);
+      await benchRunLists(baseUrl, big);
     } finally {
       if (server) {
         server.closeAllConnections();

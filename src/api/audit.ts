@@ -1,7 +1,7 @@
 // The event log's writer for the API: after each change answered below 400 (a trigger, a mark, a
 // clear, a pause, a variable written or deleted, a reparse, a login), one row with the route's
 // operationId as the event, the person (the logged-in user, else the API token and its client),
-// the DAG, run and task the path names, and the request body as `extra` with secrets masked.
+// the DAG, run and task the path names (else the body's, else what the route put in res.locals), and the request body as `extra` with secrets masked.
 // Dry runs are not changes and are not written. A failed write is logged, never the caller's error.
 import type { Request, Response } from "express";
 import { type ApiContext, callerOf } from "./context.ts";
@@ -73,12 +73,15 @@ export function auditChange({ runner, logger }: ApiContext): (spec: RouteSpec, r
       const v = typeof body === "object" && body !== null ? (body as Record<string, unknown>)[key] : undefined;
       return typeof v === "string" ? v : null;
     };
-    const runId = params.dag_run_id ?? (typeof res.locals.auditRunId === "string" ? res.locals.auditRunId : null) ?? fromBody("dag_run_id");
+    const local = (key: string): string | null => (typeof res.locals[key] === "string" ? res.locals[key] : null);
+    const runId = params.dag_run_id ?? local("auditRunId") ?? fromBody("dag_run_id");
+    // a backfill's calls name their DAG in the body (create) or not at all (pause, cancel: the route says)
+    const dagId = params.dag_id ?? local("auditDagId") ?? fromBody("dag_id");
     try {
       await runner.recordEvent({
         event: spec.operationId,
         owner: ownerOf(req, res),
-        dagId: params.dag_id ?? null,
+        dagId: dagId === "~" ? null : dagId,
         taskId: params.task_id ?? null,
         runId: runId === "~" ? null : runId,
         extra: auditExtra(body, req.query),

@@ -261,6 +261,15 @@ void describe("backfills", () => {
       assert.equal(res.status, 409, `${action} of a completed backfill: ${res.text}`);
       assert.match(problemText(res.body), /already completed/);
     }
+    // the event log names the DAG of each backfill call, though only create's body and no path names it
+    const logged = await call(api.baseUrl, "GET", `/api/v2/eventLogs?event_pattern=backfill&order_by=id&limit=100`, { headers: auth });
+    const mine = (logged.body as { event_logs: { event: string; dag_id: string | null; extra: string | null }[] }).event_logs.filter(
+      (e) => e.event === "create_backfill" ? (e.extra ?? "").includes(dates[0] ?? "?") : true,
+    );
+    const events = mine.map((e) => [e.event, e.dag_id]);
+    for (const expected of [["create_backfill", "bf_daily"], ["pause_backfill", "bf_daily"], ["unpause_backfill", "bf_daily"]]) {
+      assert.ok(events.some((e) => e[0] === expected[0] && e[1] === expected[1]), `event log holds ${expected.join(" on ")}: ${JSON.stringify(events)}`);
+    }
   });
 
   void it("a paused DAG's backfill waits queued; cancel fails the queued runs and completes it, the running one finishes", async () => {

@@ -1,6 +1,7 @@
 // /api/v2/backfills: Airflow 3's backfills. A scheduled DAG gets runs (type backfill) for its
 // schedule's past instants between from_date and to_date, at most max_active_runs of them active at
 // once; pause, unpause and cancel steer it (src/runner/backfills.ts does the work).
+import type { Response } from "express";
 import { z } from "zod";
 import type { ApiContext } from "../context.ts";
 import { ownerOf } from "../audit.ts";
@@ -67,6 +68,12 @@ function serializeBackfill(b: BackfillRecord): z.infer<typeof backfillResponse> 
     run_backwards: b.runBackwards,
     run_on_latest_version: b.runOnLatestVersion,
   };
+}
+
+/** The backfill's answer, its DAG kept for the event log (the path of pause, unpause and cancel names only the backfill). */
+function audited(res: Response, b: BackfillRecord): z.infer<typeof backfillResponse> {
+  res.locals.auditDagId = b.dagId;
+  return serializeBackfill(b);
 }
 
 function requestOf(body: BackfillPostBody, user: string | undefined): BackfillRequest {
@@ -193,7 +200,7 @@ export function backfillRoutes({ runner }: ApiContext): RouteSpec[] {
       params: backfillPathParams,
       responses: { 200: { description: "The backfill, paused", ...one }, 404: { description: "No such backfill" }, 409: { description: "It has completed" } },
       async handle({ params, res }) {
-        res.json(serializeBackfill(await runner.setBackfillPaused(params.backfill_id, true)));
+        res.json(audited(res, await runner.setBackfillPaused(params.backfill_id, true)));
       },
     }),
     defineRoute({
@@ -206,7 +213,7 @@ export function backfillRoutes({ runner }: ApiContext): RouteSpec[] {
       params: backfillPathParams,
       responses: { 200: { description: "The backfill, unpaused", ...one }, 404: { description: "No such backfill" }, 409: { description: "It has completed" } },
       async handle({ params, res }) {
-        res.json(serializeBackfill(await runner.setBackfillPaused(params.backfill_id, false)));
+        res.json(audited(res, await runner.setBackfillPaused(params.backfill_id, false)));
       },
     }),
     defineRoute({
@@ -220,7 +227,7 @@ export function backfillRoutes({ runner }: ApiContext): RouteSpec[] {
       params: backfillPathParams,
       responses: { 200: { description: "The backfill, completed", ...one }, 404: { description: "No such backfill" }, 409: { description: "It has completed already" } },
       async handle({ params, req, res }) {
-        res.json(serializeBackfill(await runner.cancelBackfill(params.backfill_id, ownerOf(req, res))));
+        res.json(audited(res, await runner.cancelBackfill(params.backfill_id, ownerOf(req, res))));
       },
     }),
   ];
