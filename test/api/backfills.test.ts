@@ -263,7 +263,7 @@ void describe("backfills", () => {
     }
     // the event log names the DAG of each backfill call, though only create's body and no path names it
     const logged = await call(api.baseUrl, "GET", `/api/v2/eventLogs?event_pattern=backfill&order_by=id&limit=100`, { headers: auth });
-    const mine = (logged.body as { event_logs: { event: string; dag_id: string | null; extra: string | null }[] }).event_logs.filter(
+    const mine = (logged.body as unknown as { event_logs: { event: string; dag_id: string | null; extra: string | null }[] }).event_logs.filter(
       (e) => e.event === "create_backfill" ? (e.extra ?? "").includes(dates[0] ?? "?") : true,
     );
     const events = mine.map((e) => [e.event, e.dag_id]);
