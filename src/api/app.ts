@@ -29,6 +29,7 @@ import { backfillRoutes } from "./routes/backfills.ts";
 import { xcomRoutes } from "./routes/xcom.ts";
 import { taskInstanceExtraRoutes } from "./routes/task-instance-extras.ts";
 import { taskInstanceChangeRoutes } from "./routes/task-instance-changes.ts";
+import { taskGroupRoutes } from "./routes/task-groups.ts";
 import { dagRoutes } from "./routes/dags.ts";
 import { importErrorRoutes } from "./routes/import-errors.ts";
 import { loginRoutes } from "./routes/login.ts";
@@ -108,6 +109,7 @@ export function createApp(options: CreateAppOptions): RunnerApp {
     ...taskInstanceRoutes(context),
     ...taskInstanceExtraRoutes(context),
     ...taskInstanceChangeRoutes(context),
+    ...taskGroupRoutes(context),
     ...variableRoutes(context),
     ...variableBulkRoutes(context),
     ...connectionRoutes(context),

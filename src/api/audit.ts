@@ -1,7 +1,8 @@
 // The event log's writer for the API: after each change answered below 400 (a trigger, a mark, a
 // clear, a pause, a variable written or deleted, a reparse, a login), one row with the route's
 // operationId as the event, the person (the logged-in user, else the API token and its client),
-// the DAG, run and task the path names (else the body's, else what the route put in res.locals), and the request body as `extra` with secrets masked.
+// the DAG, run and task the path names (else the body's, else what the route put in res.locals), and the request body as `extra` with secrets masked
+// (and a task group the path names).
 // Dry runs are not changes and are not written. A failed write is logged, never the caller's error.
 import type { Request, Response } from "express";
 import { type ApiContext, callerOf } from "./context.ts";
@@ -45,9 +46,10 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** The body as the audit keeps it: secret-looking fields masked (maskSecrets). */
-export function auditExtra(body: unknown, query: unknown): string | null {
-  const parts: Record<string, unknown> = {};
+/** The body as the audit keeps it: secret-looking fields masked (maskSecrets); with the task group
+ * a path names, which has no column of its own (as Airflow keeps path parameters in extra). */
+export function auditExtra(body: unknown, query: unknown, groupId?: string): string | null {
+  const parts: Record<string, unknown> = groupId === undefined ? {} : { group_id: groupId };
   if (body !== undefined && !(typeof body === "object" && body !== null && Object.keys(body).length === 0)) parts.body = maskSecrets(body);
   if (query !== null && typeof query === "object" && Object.keys(query).length > 0) parts.query = maskSecrets(query);
   if (Object.keys(parts).length === 0) return null;
@@ -84,7 +86,7 @@ export function auditChange({ runner, logger }: ApiContext): (spec: RouteSpec, r
         dagId: dagId === "~" ? null : dagId,
         taskId: params.task_id ?? null,
         runId: runId === "~" ? null : runId,
-        extra: auditExtra(body, req.query),
+        extra: auditExtra(body, req.query, params.group_id),
       });
     } catch (err) {
       logger.error({ err, event: spec.operationId, path: req.path }, "the event log did not take a change; the change itself was made");

@@ -8,6 +8,8 @@ import {
   ConnectionNotFoundError,
   ConnectionTestActiveError,
   ConnectionTestNotFoundError,
+  DagAlreadyFavoriteError,
+  DagNotFavoriteError,
   DagNotFoundError,
   DagRunNotFoundError,
   DagStaleError,
@@ -114,6 +116,7 @@ export function problemForRunnerError(err: unknown): (ProblemBody & { detail: st
   if (err instanceof VariableNotFoundError) return problemOf(404, err.message, { field: "variable_key" });
   if (err instanceof DuplicateRunError) return problemOf(409, err.message, { field: "dag_run_id" });
   if (err instanceof DagStaleError) return problemOf(409, err.message, { field: "dag_id" });
+  if (err instanceof DagAlreadyFavoriteError || err instanceof DagNotFavoriteError) return problemOf(409, err.message, { field: "dag_id" });
   if (err instanceof EventLogNotFoundError) return problemOf(404, err.message, { field: "event_log_id" });
   if (err instanceof BackfillNotFoundError) return problemOf(404, err.message, { field: "backfill_id" });
   if (err instanceof BackfillConflictError) return problemOf(409, err.message, { field: err.field });

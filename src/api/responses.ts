@@ -64,6 +64,7 @@ const dagFields = {
   exclusive_resources: z.array(z.string()).describe("named resources each run of this DAG holds exclusively (runner extension)"),
   task_ids: z.array(z.string()).describe("extension: the DAG's task ids in declaration order"),
   params_schema: z.unknown().describe("extension: JSON Schema of the conf the DAG accepts"),
+  is_favorite: z.boolean().describe("the caller marked it (favorite_dag); Airflow says it on a DAG's details, here on every DAG too"),
 };
 
 export const dagResponse = z.object(dagFields);
@@ -84,7 +85,6 @@ export const dagDetailsResponse = z.object({
   timezone: z.string().nullable(),
   last_parsed: nullableIsoDate,
   default_args: z.record(z.string(), z.unknown()).nullable(),
-  is_favorite: z.boolean(),
   active_runs_count: z.number().int(),
   concurrency: z.number().int(),
   latest_dag_version: dagVersionResponse.nullable(),

@@ -585,7 +585,7 @@ export const listDagsQuery = pageQuery
     ...rangeShape("dag_run_start_date", queryDate),
     ...rangeShape("dag_run_end_date", queryDate),
     dag_run_state: oneOrMany(z.enum(RUN_STATES)).optional().describe("DAGs with a run in one of these states (with the dag_run date ranges: the same run)"),
-    is_favorite: booleanQuery.describe("favourites are not kept here (501 on favorite_dag): true matches none"),
+    is_favorite: booleanQuery.describe("the caller's favourite DAGs (true) or the others (false); a call without a token has none"),
     timetable_type: oneOrMany(z.string().max(250)).optional().describe("CronTriggerTimetable for a cron schedule, DeltaTriggerTimetable for an interval, NullTimetable for none"),
     order_by: oneOrMany(dagOrderValue).default(["dag_id"]).describe("several keys; '-' for descending; state and start_date are the latest run's"),
   })

@@ -52,7 +52,8 @@ export function serializeDagVersion(version: DagVersionRecord): DagVersionRespon
   };
 }
 
-export function serializeDag(dag: DagSummary, context: DagSerializeContext): DagResponse {
+/** `favourite`: whether the caller marked it (favorite_dag). */
+export function serializeDag(dag: DagSummary, context: DagSerializeContext, favourite: boolean): DagResponse {
   return {
     dag_id: dag.dagId,
     dag_display_name: dag.dagId,
@@ -88,6 +89,7 @@ export function serializeDag(dag: DagSummary, context: DagSerializeContext): Dag
     exclusive_resources: [...dag.exclusive],
     task_ids: [...dag.taskIds],
     params_schema: dag.paramsJsonSchema,
+    is_favorite: favourite,
   };
 }
 
@@ -102,8 +104,8 @@ function airflowParams(schema: unknown): Record<string, unknown> {
   );
 }
 
-export function serializeDagDetails(dag: DagSummary, context: DagSerializeContext & { activeRuns: number }): DagDetailsResponse {
-  const base = serializeDag(dag, context);
+export function serializeDagDetails(dag: DagSummary, context: DagSerializeContext & { activeRuns: number }, favourite: boolean): DagDetailsResponse {
+  const base = serializeDag(dag, context, favourite);
   return {
     ...base,
     catchup: false,
@@ -119,7 +121,6 @@ export function serializeDagDetails(dag: DagSummary, context: DagSerializeContex
     timezone: "UTC",
     last_parsed: base.last_parsed_time,
     default_args: null,
-    is_favorite: false,
     active_runs_count: context.activeRuns,
     concurrency: base.max_active_tasks,
     latest_dag_version: dag.latestVersion === null ? null : serializeDagVersion(dag.latestVersion),

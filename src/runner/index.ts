@@ -6,6 +6,7 @@ export { ConfValidationError, DagDefinitionError, DagNotFoundError, DagStaleErro
 export { DEFAULT_POOL, type PoolRecord } from "./pools.ts";
 export { JOB_SORT_FIELDS, JOB_TYPE, type JobListQuery, type JobRecord, type JobSortField } from "./jobs.ts";
 export type { DagListFacts, DagRunFilter, LatestRunFact } from "./dag-list.ts";
+export { DagAlreadyFavoriteError, DagNotFavoriteError } from "./dag-favorites.ts";
 export { RETURN_VALUE_KEY, XCOM_MAX_BYTES, XCOM_SORT_FIELDS, type XComListQuery, type XComRecord, type XComSortField } from "./xcom.ts";
 export { CONNECTION_SORT_FIELDS, CONNECTION_TEST_STATES, ConnectionExistsError, ConnectionNotFoundError, ConnectionTestActiveError, ConnectionTestNotFoundError, type ConnectionFields, type ConnectionListQuery, type ConnectionRecord, type ConnectionSortField, type ConnectionTestRecord, type ConnectionTestState } from "./connections.ts";
 export { RUNNER_MIGRATIONS } from "./migrate.ts";
@@ -13,6 +14,7 @@ export { DagRegistry } from "./registry.ts";
 export { createRunner } from "./runner.ts";
 export type { Runner, RunnerOptions } from "./runner.ts";
 export type { RunnerService } from "./service.ts";
+export type { TaskInstanceMark } from "./operator.ts";
 export { RUN_STATES, TASK_STATES, TERMINAL_RUN_STATES, TERMINAL_TASK_STATES } from "./types.ts";
 export type { DagVersionsQuery } from "./dag-reads.ts";
 export { RUN_SORT_FIELDS, type RunListQuery, type RunSortField } from "./run-list.ts";

@@ -12,6 +12,7 @@ import { connectionMethods } from "./connections.ts";
 import { backfillService } from "./backfills.ts";
 import { deleteDag, deleteRun, deleteTaskInstance } from "./run-delete.ts";
 import { readDagListFacts } from "./dag-list.ts";
+import { addDagFavorite, readDagFavorites, removeDagFavorite } from "./dag-favorites.ts";
 import { aliveThresholdMs, readJobs } from "./jobs.ts";
 import { readPools } from "./pools.ts";
 import { createXCom, deleteXCom, readReturnValues, readXCom, readXComs, updateXCom } from "./xcom.ts";
@@ -70,6 +71,15 @@ export function createRunnerService(deps: ServiceDeps): RunnerService {
       if (!paused) await query(pool, START_QUEUED, [dagId]);
       return getDag(dagId);
     },
+    async favoriteDag(dagId, user) {
+      await getDag(dagId); // recorded in runner.dags, which the favourite points at
+      await addDagFavorite(pool, dagId, user);
+    },
+    async unfavoriteDag(dagId, user) {
+      await getDag(dagId);
+      await removeDagFavorite(pool, dagId, user);
+    },
+    favoriteDagIds: (user) => readDagFavorites(pool, user),
     async listDagVersions(dagId, q) {
       await knownDag(dagId);
       return readDagVersions(pool, dagId, q);

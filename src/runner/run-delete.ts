@@ -23,15 +23,17 @@ export function deleteRun(pool: pg.Pool, dagId: string, runId: string): Promise<
   });
 }
 
-/** Airflow's DELETE /dags/{dag_id}: every run of the DAG (with the child runs they started), and,
- * for a stale DAG (its file gone), the DAG itself, its versions and backfills. A DAG whose file is
- * still there stays listed, with no history, as Airflow's parses it back at once. Refused while
- * any of its runs has not ended. Returns whether the DAG itself was removed. */
+/** Airflow's DELETE /dags/{dag_id}: every run of the DAG (with the child runs they started) and every
+ * user's favourite mark of it, and, for a stale DAG (its file gone), the DAG itself, its versions and
+ * backfills. A DAG whose file is still there stays listed, with no history, as Airflow's parses it
+ * back at once. Refused while any of its runs has not ended. Returns whether the DAG itself was removed. */
 export async function deleteDag(pool: pg.Pool, dagId: string, stale: boolean): Promise<boolean> {
-  await deleteFamily(pool, familyOf("r.dag_id = $1"), [dagId], (family) => {
+  const check = (family: FamilyRun[]) => {
     const open = openRuns(family);
     if (open) throw new RunNotDeletableError(dagId, "*", `DAG ${dagId} cannot be deleted while ${open} has not ended: mark its runs failed first`);
-  });
+  };
+  // every user's favourite mark goes with the history, as Airflow's delete_dag takes its dag_favorite rows
+  await deleteFamily(pool, familyOf("r.dag_id = $1"), [dagId], check, (client) => client.query("delete from runner.dag_favorites where dag_id = $1", [dagId]));
   if (!stale) return false;
   // then the DAG itself: its versions and backfills point at it
   const client = await pool.connect();
@@ -67,8 +69,15 @@ function openRuns(family: readonly FamilyRun[]): string | null {
   return open.length === 0 ? null : open.slice(0, 5).map((r) => `${r.dag_id}/${r.run_id} (${r.state})`).join(", ") + (open.length > 5 ? ` and ${open.length - 5} more` : "");
 }
 
-/** Locks the family, lets `check` refuse (by throwing), deletes it (cascading to task instances, tries, logs, holds). */
-async function deleteFamily(pool: pg.Pool, family: string, values: unknown[], check: (family: FamilyRun[]) => void): Promise<number> {
+/** Locks the family, lets `check` refuse (by throwing), deletes it (cascading to task instances, tries, logs, holds)
+ * and, in the same transaction, what `alsoDelete` deletes. */
+async function deleteFamily(
+  pool: pg.Pool,
+  family: string,
+  values: unknown[],
+  check: (family: FamilyRun[]) => void,
+  alsoDelete?: (client: pg.PoolClient) => Promise<unknown>,
+): Promise<number> {
   const client = await pool.connect();
   try {
     await client.query("begin");
@@ -80,6 +89,7 @@ async function deleteFamily(pool: pg.Pool, family: string, values: unknown[], ch
     // a parent run outside the family that points at a deleted child keeps its task, without the link
     await client.query("update runner.task_instances set child_run_pk = null where child_run_pk = any($1::bigint[])", [ids]);
     await client.query("delete from runner.dag_runs where id = any($1::bigint[])", [ids]);
+    if (alsoDelete) await alsoDelete(client);
     await client.query("commit");
     return ids.length;
   } catch (err) {

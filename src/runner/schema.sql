@@ -1250,6 +1250,16 @@ CREATE TABLE runner.dag_code (
 );
 
 --
+-- Name: dag_favorites; Type: TABLE; Schema: runner; Owner: -
+--
+
+CREATE TABLE runner.dag_favorites (
+    dag_id text NOT NULL,
+    user_name text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: dag_parse_requests; Type: TABLE; Schema: runner; Owner: -
 --
 
@@ -1807,6 +1817,13 @@ ALTER TABLE ONLY runner.dag_code
     ADD CONSTRAINT dag_code_pkey PRIMARY KEY (code_hash);
 
 --
+-- Name: dag_favorites dag_favorites_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_favorites
+    ADD CONSTRAINT dag_favorites_pkey PRIMARY KEY (dag_id, user_name);
+
+--
 -- Name: dag_parse_requests dag_parse_requests_pkey; Type: CONSTRAINT; Schema: runner; Owner: -
 --
 
@@ -1997,6 +2014,12 @@ CREATE INDEX connection_tests_by_created ON runner.connection_tests USING btree 
 CREATE UNIQUE INDEX connection_tests_one_active ON runner.connection_tests USING btree (connection_id) WHERE (state <> ALL (ARRAY['success'::text, 'failed'::text]));
 
 --
+-- Name: dag_favorites_by_user; Type: INDEX; Schema: runner; Owner: -
+--
+
+CREATE INDEX dag_favorites_by_user ON runner.dag_favorites USING btree (user_name);
+
+--
 -- Name: dag_runs_by_dag_logical_date; Type: INDEX; Schema: runner; Owner: -
 --
 
@@ -2124,6 +2147,13 @@ ALTER TABLE ONLY runner.backfill_dag_runs
 
 ALTER TABLE ONLY runner.backfills
     ADD CONSTRAINT backfills_dag_id_fkey FOREIGN KEY (dag_id) REFERENCES runner.dags(dag_id);
+
+--
+-- Name: dag_favorites dag_favorites_dag_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -
+--
+
+ALTER TABLE ONLY runner.dag_favorites
+    ADD CONSTRAINT dag_favorites_dag_id_fkey FOREIGN KEY (dag_id) REFERENCES runner.dags(dag_id) ON DELETE CASCADE;
 
 --
 -- Name: dag_runs dag_runs_dag_id_fkey; Type: FK CONSTRAINT; Schema: runner; Owner: -

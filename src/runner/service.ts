@@ -35,6 +35,12 @@ export interface RunnerService {
   /** Throws DagNotFoundError. */
   getDag(dagId: string): Promise<DagSummary>;
   setPaused(dagId: string, paused: boolean): Promise<DagSummary>;
+  /** Marks the DAG a favourite of the user (dag-favorites.ts). Throws DagNotFoundError, DagAlreadyFavoriteError. */
+  favoriteDag(dagId: string, user: string): Promise<void>;
+  /** Throws DagNotFoundError, DagNotFavoriteError (it was not one). */
+  unfavoriteDag(dagId: string, user: string): Promise<void>;
+  /** The ids of the DAGs the user marked favourite. */
+  favoriteDagIds(user: string): Promise<Set<string>>;
   /** The DAG's versions, oldest first (descending: newest first). Throws DagNotFoundError. */
   listDagVersions(dagId: string, query: DagVersionsQuery): Promise<Page<DagVersionRecord>>;
   /** Throws DagNotFoundError, DagVersionNotFoundError. */

@@ -1,4 +1,5 @@
-// Small DAGs for the API and CLI tests: one that succeeds, one that fails after a retry, one slow.
+// Small DAGs for the API and CLI tests: one that succeeds, one that fails after a retry, one slow;
+// beside them one scheduled (backfills) and one of task groups' tasks.
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { defineDag } from "../../src/runner/index.ts";
@@ -24,7 +25,8 @@ export const taskHolds = {
     this.entry(key).release();
   },
   async hold(key: string, signal: AbortSignal): Promise<"released" | "timed out"> {
-    const timeout = sleep(30_000, "timed out" as const, { signal });
+    // unref'd: a released hold's timer must not keep the test process alive for the rest of its 30 s
+    const timeout = sleep(30_000, "timed out" as const, { signal, ref: false });
     return Promise.race([this.entry(key).released.then(() => "released" as const), timeout]);
   },
 };
@@ -83,4 +85,22 @@ export const apiDaily = defineDag({ id: "api_daily", description: "one quick tas
   .task("tick", (ctx) => {
     ctx.log.info(`tick for ${ctx.logicalDate?.toISOString() ?? "no date"}`);
   })
+  .build();
+
+/** Tasks named as Airflow's task groups name theirs (`grp.a`, a nested group's `grp.inner.b`) beside
+ * one whose name only starts alike (`grpX.a`), for PATCH …/taskGroupInstances. Not in testDags. With
+ * conf hold: true, start waits for taskHolds.release("<run id>/start"), so the tasks after it stay scheduled. */
+export const apiGrouped = defineDag({
+  id: "api_grouped",
+  description: "tasks named as Airflow's task groups name them",
+  fileloc: "testkit/runner/api-dags.ts",
+  params: z.object({ hold: z.boolean().optional() }).strict(),
+})
+  .task("start", async (ctx) => {
+    if (ctx.conf.hold === true) ctx.log.info(`start: ${await taskHolds.hold(`${ctx.runId}/start`, ctx.signal)}`);
+  })
+  .task("grp.a", { upstream: ["start"] }, () => undefined)
+  .task("grp.inner.b", { upstream: ["grp.a"] }, () => undefined)
+  .task("grpX.a", { upstream: ["start"] }, () => undefined)
+  .task("end", { upstream: ["grp.inner.b", "grpX.a"] }, () => undefined)
   .build();

@@ -1,5 +1,5 @@
 // Airflow's calls for concepts this runner does not have: assets (and asset-triggered partitions),
-// human-in-the-loop tasks, state stores, task groups and per-user favourites. Each answers 501 with a problem
+// human-in-the-loop tasks and state stores. Each answers 501 with a problem
 // naming the concept and what the runner has instead, not a bare 404: a client learns the call
 // exists in Airflow and is knowingly not served here (docs/api.md has the whole table).
 import { z } from "zod";
@@ -61,22 +61,6 @@ export const NOT_SERVED: readonly Concept[] = [
       ["put", `${TI}/state-store/{key}`, "set_task_state_store"],
       ["patch", `${TI}/state-store/{key}`, "patch_task_state_store"],
       ["delete", `${TI}/state-store/{key}`, "delete_task_state_store"],
-    ],
-  },
-  {
-    name: "task groups",
-    why: "a DAG here is a flat set of tasks with their dependencies; mark each task instance (or several with PATCH …/taskInstances)",
-    calls: [
-      ["patch", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskGroupInstances/{group_id}", "patch_task_group_instances"],
-      ["patch", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskGroupInstances/{group_id}/dry_run", "patch_task_group_instances_dry_run"],
-    ],
-  },
-  {
-    name: "favourite DAGs",
-    why: "users here share one view of the DAGs; the DAG list filters by pattern, paused and stale instead",
-    calls: [
-      ["post", "/api/v2/dags/{dag_id}/favorite", "favorite_dag"],
-      ["post", "/api/v2/dags/{dag_id}/unfavorite", "unfavorite_dag"],
     ],
   },
 ];

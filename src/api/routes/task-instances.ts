@@ -2,7 +2,7 @@
 // log of each try, read on with Airflow's continuation token while the try is still running.
 import { z } from "zod";
 import { type ApiContext, callerOf } from "../context.ts";
-import type { RunnerService } from "../../runner/index.ts";
+import type { RunnerService, TaskInstanceMark } from "../../runner/index.ts";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
 import {
@@ -34,7 +34,17 @@ const logPosition = z.object({ dag_id: z.string(), dag_run_id: z.string(), task_
 type LogPosition = z.infer<typeof logPosition>;
 
 type PatchBody = z.infer<typeof patchTaskInstanceBody>;
-type PatchQuery = z.infer<typeof patchTaskInstanceQuery>;
+type PatchQuery = Pick<z.infer<typeof patchTaskInstanceQuery>, "update_mask">;
+
+/** What a PatchTaskInstanceBody changes, as update_mask limits it: the state to mark (undefined:
+ * none) and the note to set (undefined: unchanged, null: cleared). */
+export function taskInstancePatchOf(query: PatchQuery, body: PatchBody): { state?: TaskInstanceMark; note?: string | null } {
+  const mask = query.update_mask === undefined ? undefined : new Set(query.update_mask);
+  const wants = (field: "new_state" | "note") => body[field] !== undefined && (mask === undefined || mask.has(field));
+  const state = wants("new_state") ? (body.new_state ?? undefined) : undefined;
+  const note = wants("note") ? (body.note ?? null) : undefined;
+  return { state, note };
+}
 
 /** PATCH of one task instance (by task id, or by map_index -1): marks it and/or sets its note, as
  * the body and update_mask say; the answer is Airflow's collection of the one task instance. */
@@ -45,11 +55,7 @@ export async function patchTaskInstanceAnswer(
   body: PatchBody,
   by: string,
 ): Promise<{ task_instances: TaskInstanceResponse[]; total_entries: number }> {
-  const mask = query.update_mask === undefined ? undefined : new Set(query.update_mask);
-  const wants = (field: "new_state" | "note") => body[field] !== undefined && (mask === undefined || mask.has(field));
-  const state = wants("new_state") ? (body.new_state ?? undefined) : undefined;
-  const note = wants("note") ? (body.note ?? null) : undefined;
-  const ti = await runner.patchTaskInstance(params.dag_id, params.dag_run_id, params.task_id, { state, note }, { by });
+  const ti = await runner.patchTaskInstance(params.dag_id, params.dag_run_id, params.task_id, taskInstancePatchOf(query, body), { by });
   const run = await runner.getRun(params.dag_id, params.dag_run_id);
   return { task_instances: [serializeTaskInstance(ti, run)], total_entries: 1 };
 }
