@@ -57,9 +57,12 @@ export function auditExtra(body: unknown, query: unknown, groupId?: string): str
   return text.length > EXTRA_MAX ? `${text.slice(0, EXTRA_MAX)}…` : text;
 }
 
+const DRY_BY_DEFAULT = new Set(["post_clear_task_instances", "clear_dag_run", "clear_dag_runs"]);
+
 function isDryRun(spec: RouteSpec, body: unknown): boolean {
   if (spec.path.endsWith("/dry_run")) return true;
-  return typeof body === "object" && body !== null && (body as { dry_run?: unknown }).dry_run !== false && spec.operationId === "post_clear_task_instances";
+  // Airflow's clear bodies default dry_run to true
+  return typeof body === "object" && body !== null && (body as { dry_run?: unknown }).dry_run !== false && DRY_BY_DEFAULT.has(spec.operationId);
 }
 
 export function ownerOf(req: Request, res: Response): string {

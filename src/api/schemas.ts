@@ -1,7 +1,7 @@
 // Zod schemas of every request, in Airflow's public API v2 field names (the responses are in
 // responses.ts, re-exported here). They validate input and become the OpenAPI document's components.
 import { z } from "zod";
-import { type JsonValue, RUN_STATES, TASK_STATES } from "../runner/index.ts";
+import { type JsonValue, RUN_STATES, TASK_STATES, VARIABLE_SORT_FIELDS } from "../runner/index.ts";
 import { isoDate } from "./responses.ts";
 
 // Identifiers: ASCII only, no slashes or control characters, bounded length. Run ids may carry the
@@ -20,11 +20,18 @@ export const runIdSchema = z
 export const taskIdSchema = dagIdSchema;
 export const variableKeySchema = dagIdSchema;
 
-// Postgres has no year 0 and JavaScript dates end in 275760: keep input dates in a sane range.
-export const inputIsoDate = isoDate.refine((text) => {
-  const year = new Date(text).getUTCFullYear();
-  return year >= 1900 && year <= 9999;
-}, "must be between the years 1900 and 9999");
+// Postgres has no year 0 and JavaScript dates end in 275760: keep input dates in a sane range. The
+// zone may be written without its colon (+0000), as Python's strftime %z writes it, and so the
+// official client sends every date of a query.
+export const inputIsoDate = z
+  .string()
+  .transform((text) => text.replace(/([+-]\d{2})(\d{2})$/, "$1:$2"))
+  .pipe(
+    isoDate.refine((text) => {
+      const year = new Date(text).getUTCFullYear();
+      return year >= 1900 && year <= 9999;
+    }, "must be between the years 1900 and 9999"),
+  );
 
 export const dagPathParams = z.object({ dag_id: dagIdSchema }).strict();
 export const runPathParams = z.object({ dag_id: dagIdSchema, dag_run_id: runIdSchema }).strict();
@@ -374,6 +381,19 @@ const queryNumber = z.preprocess(blankIsAbsent, z.coerce.number({ error: "must b
 const queryText = z.preprocess(blankIsAbsent, z.string().max(1000).optional());
 const patternText = queryText.describe("case-insensitive substring (SQL ILIKE): % and _ are wildcards, | separates alternatives");
 const prefixText = queryText.describe("case-sensitive prefix, taken literally; | separates alternatives");
+
+/** Airflow's get_variables: order_by and the key's two patterns. */
+export const variablesQuery = pageQuery
+  .extend({
+    order_by: oneOrMany(
+      z.enum([...VARIABLE_SORT_FIELDS, ...VARIABLE_SORT_FIELDS.map((f) => `-${f}` as const)], {
+        error: `sorts by ${VARIABLE_SORT_FIELDS.join(", ")} (a leading - for descending)`,
+      }),
+    ).optional(),
+    variable_key_pattern: patternText,
+    variable_key_prefix_pattern: prefixText,
+  })
+  .strict();
 
 export const RUN_ORDER_FIELDS = [
   "id", "state", "dag_id", "run_id", "logical_date", "partition_date", "run_after", "start_date", "end_date", "updated_at", "conf", "duration", "dag_run_id",

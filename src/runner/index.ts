@@ -8,6 +8,7 @@ export { JOB_SORT_FIELDS, JOB_TYPE, type JobListQuery, type JobRecord, type JobS
 export type { DagListFacts, DagRunFilter, LatestRunFact } from "./dag-list.ts";
 export { DagAlreadyFavoriteError, DagNotFavoriteError } from "./dag-favorites.ts";
 export { RETURN_VALUE_KEY, XCOM_MAX_BYTES, XCOM_SORT_FIELDS, type XComListQuery, type XComRecord, type XComSortField } from "./xcom.ts";
+export { VARIABLE_SORT_FIELDS, type VariableListQuery, type VariableSortField } from "./variables.ts";
 export { CONNECTION_SORT_FIELDS, CONNECTION_TEST_STATES, ConnectionExistsError, ConnectionNotFoundError, ConnectionTestActiveError, ConnectionTestNotFoundError, type ConnectionFields, type ConnectionListQuery, type ConnectionRecord, type ConnectionSortField, type ConnectionTestRecord, type ConnectionTestState } from "./connections.ts";
 export { RUNNER_MIGRATIONS } from "./migrate.ts";
 export { DagRegistry } from "./registry.ts";

@@ -9,6 +9,7 @@ import type { ListedTaskInstance, TaskInstanceListQuery } from "./task-instance-
 import type { TaskDependency, TaskTryRecord } from "./task-explain.ts";
 import type { EventLogQuery, EventRecord, NewEvent } from "./event-log.ts";
 import type { XComListQuery, XComRecord } from "./xcom.ts";
+import type { VariableListQuery } from "./variables.ts";
 import type { DagListFacts, DagRunFilter } from "./dag-list.ts";
 import type { JobListQuery, JobRecord } from "./jobs.ts";
 import type { PoolRecord } from "./pools.ts";
@@ -134,7 +135,7 @@ export interface RunnerService {
   /** Completes it and fails its queued runs. Throws BackfillNotFoundError, BackfillConflictError (completed). */
   cancelBackfill(id: number, by: string): Promise<BackfillRecord>;
 
-  listVariables(query: { limit: number; offset: number }): Promise<Page<VariableRecord>>;
+  listVariables(query: VariableListQuery): Promise<Page<VariableRecord>>;
   /** Throws VariableNotFoundError. */
   getVariable(key: string): Promise<VariableRecord>;
   setVariable(key: string, value: string, meta: { changedBy: string; description?: string | null }): Promise<VariableRecord>;

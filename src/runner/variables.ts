@@ -1,6 +1,7 @@
 // Variables: a key/value store in Postgres. Writes go through runner.set_variable /
 // runner.delete_variable, which record every change (old, new, when, who, which run).
 import { type Queryable, query, queryOne, statement } from "./db.ts";
+import { orderBy, pageTotal, type SortKey, Where } from "./list-sql.ts";
 import { VariableNotFoundError } from "./errors.ts";
 import type { Page, VariableChange, VariableRecord } from "./types.ts";
 
@@ -29,12 +30,6 @@ export interface ChangeAuthor {
 }
 
 const GET = statement("variable_get", "select key, value, description, updated_at from runner.variables where key = $1");
-const LIST = statement(
-  "variable_list",
-  `select key, value, description, updated_at, count(*) over () as total
-     from runner.variables order by key limit $1 offset $2`,
-);
-const COUNT = statement("variable_count", "select count(*) as total from runner.variables");
 const SET = statement("variable_set", "select * from runner.set_variable($1, $2, $3, $4, $5, $6, $7)");
 const DELETE = statement("variable_delete", "select runner.delete_variable($1, $2, $3, $4) as deleted");
 const HISTORY = statement(
@@ -52,10 +47,36 @@ export async function getVariable(db: Queryable, key: string): Promise<VariableR
   return row ? toRecord(row) : null;
 }
 
-export async function listVariables(db: Queryable, page: { limit: number; offset: number }): Promise<Page<VariableRecord>> {
-  const rows = await query<VariableRow & { total: number }>(db, LIST, [page.limit, page.offset]);
-  const total = rows[0]?.total ?? (await queryOne<{ total: number }>(db, COUNT, []))?.total ?? 0;
-  return { items: rows.map(toRecord), totalEntries: total };
+/** Airflow's sort keys of get_variables: `id` is the key here (variables have no other id), `_val`
+ * the value; every variable is unencrypted and of no team, so those two keep the key's order. */
+export const VARIABLE_SORT_FIELDS = ["key", "id", "_val", "value", "description", "is_encrypted", "team_name"] as const;
+export type VariableSortField = (typeof VARIABLE_SORT_FIELDS)[number];
+const SORT_COLUMNS: Record<VariableSortField, string> = {
+  key: "key", id: "key", _val: "value", value: "value", description: "description", is_encrypted: "false", team_name: "null::text",
+};
+
+export interface VariableListQuery {
+  limit: number;
+  offset: number;
+  orderBy?: readonly SortKey<VariableSortField>[];
+  /** Airflow's variable_key_pattern (ILIKE substring, | for or) and variable_key_prefix_pattern. */
+  pattern?: string;
+  prefix?: string;
+}
+
+export async function listVariables(db: Queryable, q: VariableListQuery): Promise<Page<VariableRecord>> {
+  const w = new Where();
+  w.pattern("key", q.pattern).prefix("key", q.prefix);
+  const where = w.toString();
+  const order = orderBy(q.orderBy ?? [], SORT_COLUMNS, "key", "key");
+  const limit = w.param(q.limit);
+  const offset = w.param(q.offset);
+  const page = await db.query<VariableRow & { total: string }>(
+    `select key, value, description, updated_at, count(*) over () as total from runner.variables where ${where} order by ${order} limit ${limit} offset ${offset}`,
+    w.values,
+  );
+  const total = await pageTotal(db, page.rows, q.offset, `select count(*) as total from runner.variables where ${where}`, w.values.slice(0, -2));
+  return { items: page.rows.map(toRecord), totalEntries: total };
 }
 
 /** description: undefined keeps the current one, null clears it. */

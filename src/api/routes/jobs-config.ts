@@ -80,9 +80,9 @@ export function configSections(config: unknown): ConfigSection[] {
   });
 }
 
-/** Airflow answers text/plain (its airflow.cfg form) unless asked for JSON. */
+/** JSON, as Airflow answers an Accept of any type (airflowctl sends one); text/plain (airflow.cfg's form) when it is asked for before JSON. */
 function answer(req: Request, res: Response, sections: ConfigSection[]): void {
-  const type = req.accepts(["text/plain", "application/json"]);
+  const type = req.accepts(["application/json", "text/plain"]);
   if (type === false) throw new ApiProblem(406, "Only application/json or text/plain is supported", { field: "accept", location: "header" });
   if (type === "application/json") {
     res.json({ sections });
@@ -135,7 +135,7 @@ export function jobConfigRoutes({ runner, exposedConfig }: ApiContext): RouteSpe
       summary: "The runner's effective configuration",
       description:
         "stand.yaml after its defaults, by section, every secret-looking option shown as '< hidden >'; 403 unless " +
-        "runner.api.expose_config is non-sensitive-only. text/plain (airflow.cfg's form) unless Accept asks for JSON.",
+        "runner.api.expose_config is non-sensitive-only. JSON, or text/plain (airflow.cfg's form) when Accept asks for it before JSON.",
       tag: "Config",
       auth: false, // a read, as every GET here; off unless exposed, and secrets are masked
       query: z.object({ section: text }).strict(),

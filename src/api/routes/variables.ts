@@ -2,9 +2,9 @@
 import { type ApiContext, callerOf } from "../context.ts";
 import { ApiProblem } from "../problem.ts";
 import { defineRoute, type RouteSpec } from "../route.ts";
-import { VariableNotFoundError } from "../../runner/index.ts";
+import { sortKeys, VARIABLE_SORT_FIELDS, VariableNotFoundError } from "../../runner/index.ts";
 import {
-  pageQuery,
+  variablesQuery,
   variableBody,
   variableCollection,
   variableHistoryResponse,
@@ -50,10 +50,18 @@ export function variableRoutes({ runner }: ApiContext): RouteSpec[] {
       summary: "List variables",
       tag: "Variable",
       auth: false,
-      query: pageQuery,
-      responses: { 200: { description: "One page of variables", schema: variableCollection, schemaName: "VariableCollectionResponse" } },
+      description: "Airflow's parameters: order_by (several keys, - for descending; id is the key here, _val the value), " +
+        "variable_key_pattern (ILIKE substring, | for or) and variable_key_prefix_pattern (a literal prefix). Without order_by, by key.",
+      query: variablesQuery,
+      responses: { 200: { description: "One page of variables", schema: variableCollection, schemaName: "VariableCollectionResponse" }, 422: { description: "An unknown parameter or order_by key" } },
       async handle({ query, res }) {
-        const page = await runner.listVariables({ limit: query.limit, offset: query.offset });
+        const page = await runner.listVariables({
+          limit: query.limit,
+          offset: query.offset,
+          orderBy: sortKeys(query.order_by ?? [], VARIABLE_SORT_FIELDS),
+          pattern: query.variable_key_pattern,
+          prefix: query.variable_key_prefix_pattern,
+        });
         res.json({ variables: page.items.map(serializeVariable), total_entries: page.totalEntries });
       },
     }),
