@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import urllib.request
 
 import airflow_client.client as af
@@ -55,6 +54,7 @@ from airflow_client.client.models.x_com_create_body import XComCreateBody
 from airflow_client.client.models.x_com_update_body import XComUpdateBody
 
 import airflow_client_admin
+from airflow_client_flow import poll
 import airflow_client_lists
 
 
@@ -118,14 +118,9 @@ def client_operations() -> list[str]:
     return sorted(ops)
 
 
-def wait_for(runs: DagRunApi, dag_id: str, run_id: str, timeout: float = 30.0):
+def wait_for(runs: DagRunApi, dag_id: str, run_id: str):
     """A run once it has ended (the flow's own polling: get_dag_run is recorded once, below)."""
-    deadline = time.time() + timeout
-    while True:
-        run = runs.get_dag_run(dag_id, run_id)
-        if run.state.value in ("success", "failed") or time.time() > deadline:
-            return run
-        time.sleep(0.1)
+    return poll(runs, dag_id, run_id, interval=0.1)
 
 
 def ti_states(tis: TaskInstanceApi, dag_id: str, run_id: str) -> dict:

@@ -77,13 +77,14 @@ def first_log_lines(tis: TaskInstanceApi, dag_id: str, run_id: str, task_id: str
         time.sleep(0.1)
 
 
-def poll(runs: DagRunApi, dag_id: str, run_id: str, timeout: float = 30.0):
+def poll(runs: DagRunApi, dag_id: str, run_id: str, timeout: float = 30.0, interval: float = 0.2):
+    """A run once it has ended, read every interval seconds (or as it is at the timeout)."""
     deadline = time.time() + timeout
     while True:
         run = runs.get_dag_run(dag_id, run_id)
         if run.state.value in ("success", "failed") or time.time() > deadline:
             return run
-        time.sleep(0.2)
+        time.sleep(interval)
 
 
 def main() -> None:
