@@ -57,6 +57,16 @@ export const KEEPER_FAULTS: Matrix<string> = {
   gateSeconds: 16,
 };
 
+/** airflowctl 0.1.5's command groups (test/clients/airflowctl-commands.ts, in the breadth file), each its own test. */
+export const AIRFLOWCTL_GROUPS: Matrix<string> = {
+  name: "airflowctl.group",
+  file: "test/clients/airflow-client-breadth.test.ts",
+  points: ["dags-runs-jobs", "xcom", "connections-variables-pools", "backfills", "config", "known-bugs"],
+  id: (p) => p,
+  secondsPerPoint: 3,
+  gateSeconds: 6,
+};
+
 /** The snapshot scenarios beside the save/restore round trip (test/snapshots/world-snapshots.test.ts). */
 export const SNAPSHOT_SCENARIOS: Matrix<string> = {
   name: "snapshots.scenario",
@@ -147,6 +157,7 @@ export const SUITE_MATRICES: readonly Matrix<string>[] = [
   ...POSTGRES_AT_BOUNDARIES.map(byIds),
   byIds(STEP_FAULT_KINDS),
   byIds(KEEPER_FAULTS),
+  byIds(AIRFLOWCTL_GROUPS),
   byIds(SNAPSHOT_SCENARIOS),
   byIds(SECOND_HOST_FAULTS),
   byIds(LOADER_GROUP_FAULTS),

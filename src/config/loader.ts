@@ -59,6 +59,36 @@ const killsServerSchema = z
   })
   .strict();
 
+/** What a json-object row stores beside its promoted columns (docs/loader.md, "Capture modes"). */
+export const CAPTURE_MODES = ["full", "json_only", "raw_only", "extracted_only"] as const;
+export type CaptureMode = (typeof CAPTURE_MODES)[number];
+/** How rows are sent: RowBinary encoded by the loader from the table's columns, or JSONEachRow parsed by the server. */
+export const INSERT_FORMATS = ["row_binary", "json_each_row"] as const;
+export type InsertFormat = (typeof INSERT_FORMATS)[number];
+
+/** A `db.table` name, as config keys and DDL name tables. */
+const tableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, "a table is named db.table (letters, digits, _)");
+
+/** Per-table options (keys: db.table): the capture mode when its DDL declares none, and Kafka headers promoted to columns. */
+const tableOptionsSchema = z
+  .object({
+    captureMode: z.enum(CAPTURE_MODES).optional(),
+    /** Kafka header name → the column its value (UTF-8) lands in. */
+    headers: z.record(z.string().min(1).max(256), z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a column name is letters, digits and _")).optional(),
+  })
+  .strict();
+
+/** The landing table of each world topic (src/loader/routes.ts): the routers read it at every
+ * message, so a hot reload sends the messages read after it to the new table. */
+const routesSchema = z
+  .object({
+    /** hits land here on the node that owns their partition (p mod nodes). */
+    hits: tableName.default("stg.hits_in"),
+    /** orders land here on the first node. */
+    orders: tableName.default("stg.orders_raw_dist"),
+  })
+  .strict();
+
 export const loaderConfigSchema = z
   .object({
     /** A message value larger than this is dead-lettered as too_large without being parsed. */
@@ -75,6 +105,18 @@ export const loaderConfigSchema = z
     shapeLimits: shapeLimitsSchema.default(() => shapeLimitsSchema.parse({})),
     killsServer: killsServerSchema.default(() => killsServerSchema.parse({})),
     flush: flushSchema.default(() => flushSchema.parse({})),
+    /** The default insert path (docs/loader.md says why RowBinary). A table whose columns the
+     * encoder cannot write (a type it does not know) goes JSONEachRow, said at start. */
+    insertFormat: z.enum(INSERT_FORMATS).default("row_binary"),
+    /** The capture mode of a table whose DDL declares none and that `tables` does not name. The
+     * seed's default is full (the payload in a JSON column); ClickHouse 18.16 has no JSON type, so
+     * ours is raw_only: the payload in _raw, byte for byte, what the world has always stored. */
+    captureMode: z.enum(CAPTURE_MODES).default("raw_only"),
+    tables: z.record(tableName, tableOptionsSchema).default({}),
+    /** Where a held batch goes once ClickHouse reports its table absent (the original target kept in
+     * its _target_table column), on the same node; none: such rows are held until the table is back. */
+    defaultTable: tableName.optional(),
+    routes: routesSchema.default(() => routesSchema.parse({})),
     backoff: backoffSchema.default(() => backoffSchema.parse({})),
   })
   .strict()
@@ -90,5 +132,6 @@ export function compileLoaderConfig(input: LoaderConfigInput = {}): LoaderConfig
   Object.freeze(parsed.shapeLimits);
   Object.freeze(parsed.killsServer);
   Object.freeze(parsed.backoff);
+  Object.freeze(parsed.routes);
   return Object.freeze(parsed);
 }

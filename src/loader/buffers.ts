@@ -1,12 +1,20 @@
-// Per-table buffers: rows wait here, serialised once, until their table is due by rows, bytes or
-// age. Rows a failed flush handed back go to the front, so a table's rows stay in offset order.
+// Per-table buffers: rows wait here, as the message and the router's fields, until their table is
+// due by rows, bytes or age; they are encoded when their batch is flushed (loader-core.ts). Rows a failed flush handed back go to the front, so a table's rows stay in offset order.
 // A "table" is the router's target string, opaque here.
+import type { RowDoc } from "./row-binary.ts";
 import { partitionKey, type MessageSource, type TopicPartition } from "./types.ts";
 
-/** A row ready for its table: one JSONEachRow line (UTF-8, its newline included) and where it came from. */
+/** A row for its table: what it is made of, where it came from, and its encodings once made. */
 export interface BufferedRow {
   source: MessageSource;
-  line: Buffer;
+  doc: RowDoc;
+  /** What it counts against flush.maxBytes: the message's bytes and its fields'. */
+  size: number;
+  /** Its JSONEachRow line (UTF-8, its newline included), once built. */
+  line?: Buffer;
+  /** Its RowBinary bytes, once encoded, and the plan version they follow (table-schema.ts). */
+  binary?: Buffer;
+  binaryVersion?: number;
 }
 
 /** How a batch is known again across flushes: its first row's partition@offset ("" for no rows). */
@@ -31,7 +39,12 @@ interface TableBuffer {
 export class BufferManager {
   private readonly tables = new Map<string, TableBuffer>();
 
-  constructor(private readonly limits: FlushLimits) {}
+  constructor(private limits: FlushLimits) {}
+
+  /** New flush limits (a hot reload): buffered rows are judged by them from the next check on. */
+  setLimits(limits: FlushLimits): void {
+    this.limits = limits;
+  }
 
   add(table: string, row: BufferedRow, now: number): void {
     let buffer = this.tables.get(table);
@@ -41,7 +54,7 @@ export class BufferManager {
     }
     if (buffer.rows.length === 0) buffer.since = now;
     buffer.rows.push(row);
-    buffer.bytes += row.line.length;
+    buffer.bytes += row.size;
   }
 
   /** Tables whose buffer reached a limit, or every non-empty one when `all`. */
@@ -72,9 +85,9 @@ export class BufferManager {
     let count = 0;
     let bytes = 0;
     for (const row of buffer.rows) {
-      if (count > 0 && (count >= this.limits.maxRows || count >= upTo || bytes + row.line.length > this.limits.maxBytes)) break;
+      if (count > 0 && (count >= this.limits.maxRows || count >= upTo || bytes + row.size > this.limits.maxBytes)) break;
       count++;
-      bytes += row.line.length;
+      bytes += row.size;
     }
     const batch = buffer.rows.splice(0, count);
     buffer.bytes -= bytes;
@@ -90,7 +103,7 @@ export class BufferManager {
       this.tables.set(table, buffer);
     }
     buffer.rows = [...rows, ...buffer.rows];
-    for (const row of rows) buffer.bytes += row.line.length;
+    for (const row of rows) buffer.bytes += row.size;
     buffer.since = Math.min(buffer.since, since);
   }
 
@@ -102,7 +115,7 @@ export class BufferManager {
       const kept = buffer.rows.filter((row) => !revoked.has(partitionKey(row.source)));
       dropped += buffer.rows.length - kept.length;
       buffer.rows = kept;
-      buffer.bytes = kept.reduce((sum, row) => sum + row.line.length, 0);
+      buffer.bytes = kept.reduce((sum, row) => sum + row.size, 0);
     }
     return dropped;
   }

@@ -7,18 +7,26 @@ import { Readable } from "node:stream";
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
 import { quoteIdentifier } from "../clickhouse/index.ts";
 import type { LoaderTarget } from "./types.ts";
+import { splitTableName, type ColumnRow } from "./table-schema.ts";
 
 /** Where rows go: one INSERT per call, all or nothing (a batch below max_insert_block_size is one block). */
 export interface RowInserter {
   /** Each line is one JSONEachRow row, UTF-8, ending with its newline (jsonEachRowBody joins them). */
   insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void>;
+  /** Each row is one RowBinary row of `columnList` (quoted names, comma-separated). An inserter
+   * without it sends every row JSONEachRow. */
+  insertRowBinary?(target: LoaderTarget, columnList: string, rows: readonly Buffer[]): Promise<void>;
+  /** The target's columns as system.columns lists them on its node (none: the table is not there). */
+  readColumns?(target: LoaderTarget): Promise<ColumnRow[]>;
+  /** Whether its INSERTs skip fields the table lacks (input_format_skip_unknown_fields = 1). */
+  readonly skipsUnknownFields?: boolean;
   /** Whether the target's node answers a ping within `timeoutMs` (after an INSERT lost its
    * connection: did the node die?). An inserter without it is never thought dead. */
   nodeAnswers?(target: LoaderTarget, timeoutMs: number): Promise<boolean>;
 }
 
 /**
- * The INSERT body of JSONEachRow lines that carry their newlines, as few chunks as the lines allow:
+ * The INSERT body of rows (JSONEachRow lines that carry their newlines, or RowBinary rows), as few chunks as the rows allow:
  * lines written one after another into the same memory (the splice writer's slabs, which never
  * rewrite a written line) become one view of it, so a 20,000-row batch is sent as a handful of
  * chunks with no copy, where concatenating it copied every line.
@@ -52,14 +60,34 @@ export function qualifiedTable(database: string, table: string): string {
 const STRICT_INPUT: ClickHouseSettings = { input_format_allow_errors_num: "0", input_format_allow_errors_ratio: 0 };
 
 export class ClickHouseRowInserter implements RowInserter {
+  readonly skipsUnknownFields: boolean;
+
   constructor(
     private readonly client: ClickHouseClient,
     private readonly settings: ClickHouseSettings = {},
-  ) {}
+  ) {
+    const skip = settings.input_format_skip_unknown_fields;
+    this.skipsUnknownFields = skip === 1;
+  }
 
   /** Inserts into the target's table on this inserter's node; the table is already qualified and quoted (qualifiedTable). */
   async insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void> {
     await execInsert(this.client, `INSERT INTO ${target.table} FORMAT JSONEachRow`, jsonEachRowChunks(lines), { ...STRICT_INPUT, ...this.settings });
+  }
+
+  async insertRowBinary(target: LoaderTarget, columnList: string, rows: readonly Buffer[]): Promise<void> {
+    await execInsert(this.client, `INSERT INTO ${target.table} (${columnList}) FORMAT RowBinary`, jsonEachRowChunks(rows), this.settings);
+  }
+
+  async readColumns(target: LoaderTarget): Promise<ColumnRow[]> {
+    const { database, name } = splitTableName(target.table);
+    const literal = (text: string) => `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+    // system.columns lists a table's columns in their order (18.16 has no position column to sort by)
+    const result = await this.client.query({
+      query: `SELECT name, type, default_kind, default_expression, comment FROM system.columns WHERE database = ${literal(database)} AND table = ${literal(name)}`,
+      format: "JSONEachRow",
+    });
+    return result.json<ColumnRow>();
   }
 
   async nodeAnswers(_target: LoaderTarget, timeoutMs: number): Promise<boolean> {

@@ -55,7 +55,7 @@ STRING_SPECIAL[QUOTE] = 1;
 STRING_SPECIAL[BACKSLASH] = 1;
 
 /** Past the closing quote of a string whose opening quote is just before `from`; -1 if invalid. */
-function stringEnd(bytes: Uint8Array, from: number): number {
+export function stringEnd(bytes: Uint8Array, from: number): number {
   const n = bytes.length;
   let i = from;
   while (i < n) {

@@ -15,9 +15,12 @@ import type { LoaderPausePoint } from "./pause-points.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
 import { NodeDeathWatch, SuspectTurns, type NodeDeath } from "./node-deaths.ts";
 import { classifyRejection, type Rejection } from "./rejections.ts";
-import { BUDGET_SPENT, insertWithSalvage } from "./salvage.ts";
+import { BUDGET_SPENT, insertWithSalvage, type SalvageOptions } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
-import { SpliceLineWriter, type SpliceRouter } from "./splice.ts";
+import { SpliceLineWriter, type LeadingFields, type SpliceRouter } from "./splice.ts";
+import type { RowDoc } from "./row-binary.ts";
+import { StaleRows, type SalvageOutcome, type SliceSender } from "./salvage.ts";
+import { TablePlans, type TablePlan } from "./table-schema.ts";
 import { TableBackoffs, type TableBackoffState } from "./table-backoff.ts";
 import { messageSource, partitionKey, targetName, type LoaderMessage, type LoaderTarget, type TopicPartition } from "./types.ts";
 
@@ -44,6 +47,8 @@ export interface LoaderCoreDeps {
   suspectTurns?: SuspectTurns;
   now?: () => number;
   random?: () => number;
+  /** Told each new insert plan of a table (its first flush, a column change, a reload): the log says it. */
+  onPlan?: (plan: TablePlan) => void;
 }
 
 /**
@@ -56,6 +61,11 @@ export interface LoaderCoreDeps {
  * land, and a genuine TOO_MANY_PARTS just holds again after about log2(rows) quick failures.
  */
 const SPLIT_AFTER_REPEATS_CODES: ReadonlySet<number> = new Set([252]);
+
+/** What a row's leading fields count for against flush.maxBytes (a topic, a partition, an offset). */
+const FIELDS_SIZE = 64;
+/** Encodings of a batch in one flush: its table's columns may change this many times under it. */
+const MAX_ENCODE_ROUNDS = 3;
 
 /** A batch held by a split code: which first row, how many holds in a row. */
 interface RepeatedHold {
@@ -106,18 +116,26 @@ export class LoaderCore {
   private readonly lines = new SpliceLineWriter();
   /** Every target a route named, by its name (the key of buffers, backoffs and metrics). */
   private readonly targets = new Map<string, LoaderTarget>();
+  /** Each target's insert plan, from its columns (table-schema.ts). */
+  private readonly plans: TablePlans;
+
+  /** The options in force: the deps' at first, a hot reload's after reconfigure. */
+  private config: LoaderConfig;
 
   constructor(private readonly deps: LoaderCoreDeps) {
+    this.config = deps.config;
     this.buffers = new BufferManager(deps.config.flush);
     this.gate = new SinkGate(deps.config.backoff, deps.metrics?.sinkDown, deps.random);
     this.backoffs = new TableBackoffs(deps.config.backoff, deps.random);
     this.now = deps.now ?? Date.now;
+    const { inserter } = deps;
+    this.plans = new TablePlans(inserter.readColumns === undefined || inserter.insertRowBinary === undefined ? undefined : (target) => inserter.readColumns?.(target) ?? Promise.resolve([]), deps.decodeMode, inserter.skipsUnknownFields === true, deps.onPlan);
     this.deaths = new NodeDeathWatch({ killsServer: deps.config.killsServer, inserter: deps.inserter, metrics: deps.metrics, now: this.now, turns: deps.suspectTurns ?? new SuspectTurns() });
   }
 
   /** Takes one message: a row into its table's buffer, or a dead letter for the next cycle. */
   accept(message: LoaderMessage): void {
-    const { config } = this.deps;
+    const { config } = this;
     this.offsets.handOut(message, message.offset);
     const decoded = decodeMessageValue(message.value, this.deps.decodeMode, config);
     if (!decoded.ok) {
@@ -133,8 +151,18 @@ export class LoaderCore {
     }
     const table = targetName(route.target);
     if (!this.targets.has(table)) this.targets.set(table, route.target);
-    const line = this.lines.line(table, message.value, decoded.text, decoded.members, route.fields);
-    this.buffers.add(table, { source: messageSource(message, config.rawCapBytes), line }, this.now());
+    const doc: RowDoc = { value: message.value, text: decoded.text, members: decoded.members, fields: route.fields };
+    this.buffers.add(table, { source: messageSource(message, config.rawCapBytes), doc, size: message.value.length + FIELDS_SIZE }, this.now());
+  }
+
+  /**
+   * Options from a hot reload, in force from the next message and cycle on: flush limits, size and
+   * shape limits, capture modes. Buffered rows stay as they were encoded (a changed capture mode
+   * applies to rows read from now on). Backoff and kills-server options keep their start values.
+   */
+  reconfigure(config: LoaderConfig): void {
+    this.config = config;
+    this.buffers.setLimits(config.flush);
   }
 
   /** Whether a cycle has work now: a buffer reached a limit or its age (and its table is not
@@ -259,7 +287,8 @@ export class LoaderCore {
 
   /** Inserts one batch with salvage; returns why some of it was held (it went back to the buffer). */
   private async flushBatch(table: string, batch: BufferedRow[], started: number, verdict: CycleVerdict, report: CycleReport): Promise<Rejection | undefined> {
-    const { config, metrics } = this.deps;
+    const { config } = this;
+    const { metrics } = this.deps;
     const head = batchHead(batch);
     const repeated = this.repeatedHolds.get(table);
     const split = repeated !== undefined && repeated.head === head && repeated.holds >= config.tooManyPartsSplitAfter;
@@ -267,7 +296,7 @@ export class LoaderCore {
     if (target === undefined) throw new Error(`loader: buffered rows for '${table}', a target no route named`);
     const suspect = this.deaths.isSuspect(table, head);
     const salvage = () =>
-      insertWithSalvage(this.deps.inserter, target, batch, {
+      this.insertBatch(table, target, batch, {
         insertBudget: config.salvageInsertBudget,
         errorTextCapBytes: config.errorTextCapBytes,
         splitOnCodes: split ? SPLIT_AFTER_REPEATS_CODES : undefined,
@@ -296,6 +325,108 @@ export class LoaderCore {
     return heldBy;
   }
 
+  /**
+   * Inserts a batch as its table's plan says (table-schema.ts): the rows the encoder writes as one
+   * RowBinary INSERT, the rest as one JSONEachRow INSERT, each with salvage. The columns are read
+   * first; rows a changed table made stale are encoded again and sent in the same flush.
+   */
+  private async insertBatch(table: string, target: LoaderTarget, batch: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
+    const total: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [], kills: 0, stale: [] };
+    let rows: readonly BufferedRow[] = batch;
+    for (let round = 0; rows.length > 0; round++) {
+      let plan: TablePlan;
+      try {
+        if (round >= MAX_ENCODE_ROUNDS) throw new Error(`${table}: its columns changed ${MAX_ENCODE_ROUNDS} times during one flush; the rows wait for the next`);
+        plan = await this.plans.refresh(table, target, this.config);
+      } catch (err) {
+        const rejection = classifyRejection(err, this.config.errorTextCapBytes);
+        total.inserts++;
+        total.failures.push(rejection);
+        total.heldBy ??= rejection;
+        total.held.push(...rows);
+        break;
+      }
+      const stale: BufferedRow[] = [];
+      for (const part of this.encodeRows(table, target, plan, rows)) {
+        if (total.heldBy !== undefined) {
+          total.held.push(...part.rows);
+          continue;
+        }
+        const outcome = await insertWithSalvage(part.send, part.rows, { ...options, insertBudget: options.insertBudget - total.inserts });
+        total.landed.push(...outcome.landed);
+        total.rejected.push(...outcome.rejected);
+        total.held.push(...outcome.held);
+        total.heldBy ??= outcome.heldBy;
+        total.inserts += outcome.inserts;
+        total.failures.push(...outcome.failures);
+        total.kills += outcome.kills;
+        stale.push(...outcome.stale);
+      }
+      rows = stale;
+    }
+    if (total.held.length > 1) {
+      // back to the buffer in the batch's order (a batch is known again by its first row)
+      const order = new Map(batch.map((row, i) => [row, i]));
+      total.held.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+    }
+    return total;
+  }
+
+  /** The batch's parts under `plan`: RowBinary rows first, then the rows that go JSONEachRow. */
+  private encodeRows(table: string, target: LoaderTarget, plan: TablePlan, rows: readonly BufferedRow[]): { rows: BufferedRow[]; send: SliceSender }[] {
+    const { inserter } = this.deps;
+    const json: BufferedRow[] = [];
+    const binary: BufferedRow[] = [];
+    const encoder = plan.encoder;
+    if (encoder === undefined) json.push(...rows);
+    else {
+      for (const row of rows) {
+        if (row.binaryVersion !== plan.version) {
+          row.binary = encoder.encode(row.doc);
+          row.binaryVersion = plan.version;
+        }
+        (row.binary === undefined ? json : binary).push(row);
+      }
+    }
+    this.deps.metrics?.rowsEncoded.inc({ table, format: "row_binary" }, binary.length);
+    this.deps.metrics?.rowsEncoded.inc({ table, format: "json_each_row" }, json.length);
+    const parts: { rows: BufferedRow[]; send: SliceSender }[] = [];
+    if (binary.length > 0) {
+      parts.push({
+        rows: binary,
+        send: async (slice) => {
+          try {
+            if (inserter.insertRowBinary === undefined) throw new Error(`${table}: the inserter sends no RowBinary`);
+            await inserter.insertRowBinary(target, plan.columnList, slice.map((row) => row.binary ?? Buffer.alloc(0)));
+          } catch (err) {
+            // the rows' own refusal only if the table is as it was when they were encoded
+            const kind = classifyRejection(err).kind;
+            if ((kind === "data" || kind === "schema") && (await this.plans.refresh(table, target, this.config)).version !== plan.version) throw new StaleRows(table, err);
+            throw err;
+          }
+        },
+      });
+    }
+    if (json.length > 0) {
+      parts.push({ rows: json, send: (slice) => inserter.insertLines(target, slice.map((row) => this.lineOf(table, row, plan.droppedFields))) });
+    }
+    return parts;
+  }
+
+  /** A row's JSONEachRow line, built once (without the leading fields the capture mode drops). */
+  private lineOf(table: string, row: BufferedRow, dropped: ReadonlySet<string>): Buffer {
+    if (row.line !== undefined) return row.line;
+    const { doc } = row;
+    let fields: LeadingFields = doc.fields;
+    if (dropped.size > 0) {
+      const kept: Record<string, LeadingFields[string]> = {};
+      for (const name in doc.fields) if (!dropped.has(name)) kept[name] = doc.fields[name] as LeadingFields[string];
+      fields = kept;
+    }
+    row.line = this.lines.line(table, doc.value, doc.text, doc.members, fields);
+    return row.line;
+  }
+
   /** Counts holds in a row by a split code of batches with the same first row; a split attempt
    * starts the count again, so a genuine TOO_MANY_PARTS is retried whole between split attempts. */
   private countRepeatedHold(table: string, head: string, split: boolean, wholeBatchHeldBy: Rejection | undefined): void {
@@ -312,7 +443,7 @@ export class LoaderCore {
     let bytes = 0;
     for (const row of rows) {
       this.offsets.markPlaced(row.source, row.source.offset);
-      bytes += row.line.length;
+      bytes += row.size;
     }
     this.deps.metrics?.rowsPlaced.inc({ table }, rows.length);
     this.deps.metrics?.bytesPlaced.inc({ table }, bytes);
@@ -356,7 +487,7 @@ export class LoaderCore {
       await this.deps.deadLetters.write(letters);
       return undefined;
     } catch (err) {
-      const rejection = classifyRejection(err, this.deps.config.errorTextCapBytes);
+      const rejection = classifyRejection(err, this.config.errorTextCapBytes);
       this.deps.metrics?.insertFailures.inc({ kind: rejection.kind });
       return rejection;
     }

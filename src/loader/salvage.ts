@@ -10,10 +10,24 @@
 // not answering is split in `ways` parts, each sent alone once the node answers again, until the row
 // that kills the node is alone: a dead letter `kills_server`. With one such row among n that costs
 // about log_ways(n) deaths (ways 16, a 20,000-row batch: 4) and ways·log_ways(n) inserts.
+// A slice's INSERT that failed because the table's columns changed since the rows were encoded
+// (send throws StaleRows) stops the salvage too: that slice and what was not tried yet come back
+// as `stale`, to be encoded again against the new columns (loader-core.ts).
 import type { BufferedRow } from "./buffers.ts";
-import type { RowInserter } from "./clickhouse-sink.ts";
 import { classifyRejection, killsServerRejection, lostConnection, type Rejection } from "./rejections.ts";
-import type { LoaderTarget } from "./types.ts";
+
+/** Sends one slice as one INSERT; resolves once the server accepted all of it. */
+export type SliceSender = (slice: readonly BufferedRow[]) => Promise<void>;
+
+/** Thrown by a sender when a fresh read of the table's columns differs from those the rows were encoded for. */
+export class StaleRows extends Error {
+  constructor(
+    readonly table: string,
+    override readonly cause: unknown,
+  ) {
+    super(`${table}: its columns changed since the rows were encoded`);
+  }
+}
 
 export interface RejectedRow {
   row: BufferedRow;
@@ -32,6 +46,8 @@ export interface SalvageOutcome {
   failures: Rejection[];
   /** Inserts of a suspect salvage after which the node was gone. */
   kills: number;
+  /** Rows to encode again: the table's columns changed under them (StaleRows). */
+  stale: BufferedRow[];
 }
 
 /** How a suspect batch is salvaged (see the head of this file). */
@@ -72,8 +88,8 @@ function nodeNotBack(node: string, after: Rejection): Rejection {
 }
 
 /** Inserts `rows` into `target`, salvaging around data rejections (and, for a suspect batch, node deaths). */
-export async function insertWithSalvage(inserter: RowInserter, target: LoaderTarget, rows: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
-  const outcome: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [], kills: 0 };
+export async function insertWithSalvage(send: SliceSender, rows: readonly BufferedRow[], options: SalvageOptions): Promise<SalvageOutcome> {
+  const outcome: SalvageOutcome = { landed: [], rejected: [], held: [], heldBy: undefined, inserts: 0, failures: [], kills: 0, stale: [] };
   const { suspect } = options;
   // Work list of slices, in order; a rejected slice is replaced by its two halves.
   // A suspect batch died whole already: its parts go first.
@@ -95,9 +111,14 @@ export async function insertWithSalvage(inserter: RowInserter, target: LoaderTar
     }
     outcome.inserts++;
     try {
-      await inserter.insertLines(target, slice.map((row) => row.line));
+      await send(slice);
       outcome.landed.push(...slice);
     } catch (err) {
+      if (err instanceof StaleRows) {
+        outcome.stale.push(...slice, ...pending.flat());
+        pending.length = 0;
+        break;
+      }
       const rejection = classifyRejection(err, options.errorTextCapBytes);
       outcome.failures.push(rejection);
       if (suspect !== undefined && lostConnection(rejection) && (await suspect.nodeGone())) {

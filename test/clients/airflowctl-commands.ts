@@ -16,6 +16,8 @@ import { loadStandConfig } from "../../src/config/index.ts";
 import type { Runner } from "../../src/runner/index.ts";
 import { TEST_USER, call, type ApiHarness } from "../../testkit/runner/api-app.ts";
 import { waitUntil } from "../../testkit/runner/runner-db.ts";
+import { AIRFLOWCTL_GROUPS } from "../../testkit/matrices.ts";
+import { sampleMatrix, sampledTests } from "../../testkit/matrix.ts";
 
 const run = promisify(execFile);
 const airflowctl = path.join(repoRoot, ".venv-airflow/bin/airflowctl");
@@ -60,6 +62,8 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       return results;
     }
 
+    // the gate runs a sample of the groups (drawn by TEST_SEED), make test-full every one
+    const group = sampledTests(sampleMatrix(AIRFLOWCTL_GROUPS), it);
     before(async () => {
       const { api } = harness();
       home = mkdtempSync(path.join(tmpdir(), "airflowctl-breadth-"));
@@ -73,7 +77,7 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       if (home) rmSync(home, { recursive: true, force: true });
     });
 
-    void it("DAGs (update, delete, versions, import errors, tags, warnings, next execution), runs, jobs, plugins, providers", async () => {
+    group.test("dags-runs-jobs", "DAGs (update, delete, versions, import errors, tags, warnings, next execution), runs, jobs, plugins, providers", async () => {
       const { engine } = harness();
       const [errorId] = (await engine.listImportErrors()).map((e) => String(e.id));
       const [jobs, plugins, pluginErrors, providers, tags, warnings, versions, version, importError, runs] = await all([
@@ -107,7 +111,7 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       assert.equal((await engine.listRuns("api_groups", { limit: 1, offset: 0 })).totalEntries, 0, "the DAG's runs are gone");
     });
 
-    void it("XCom: add, get, edit, list, delete on a task instance", async () => {
+    group.test("xcom", "XCom: add, get, edit, list, delete on a task instance", async () => {
       const { engine } = harness();
       const listed = await json("xcom", "list", "api_ok", "breadth_1", "first");
       assert.deepEqual(listed.map((x) => x.key), ["return_value"]);
@@ -120,7 +124,7 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       await assert.rejects(engine.getXCom("api_ok", "breadth_1", "first", "ctl_key"));
     });
 
-    void it("connections: create, get, update, list, import, delete; variables import; pools read, exported, every change refused (409)", async () => {
+    group.test("connections-variables-pools", "connections: create, get, update, list, import, delete; variables import; pools read, exported, every change refused (409)", async () => {
       const { engine } = harness();
       await ctl("connections", "create", "--connection-id", "ctl_conn", "--conn-type", "http", "--host", "h.example", "--port", "8080", "--password", "pw");
       const stored = await engine.getConnection("ctl_conn");
@@ -163,7 +167,7 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       assert.equal((await engine.listPools())[0]?.slots, written[0]?.slots, "default_pool unchanged");
     });
 
-    void it("backfills: create, list, get", async () => {
+    group.test("backfills", "backfills: create, list, get", async () => {
       const { engine } = harness();
       const made = await json("backfill", "create", "--dag-id", "api_daily", "--from-date", "2026-02-01T00:00:00Z", "--to-date", "2026-02-02T00:00:00Z", "--max-active-runs", "1");
       const id = String(made[0]?.id);
@@ -174,7 +178,7 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       assert.ok(runs.items.some((r) => r.runId === "backfill__2026-02-01T00:00:00.000Z"), runs.items.map((r) => r.runId).join(", "));
     });
 
-    void it("config list, get and lint read the exposed configuration", async () => {
+    group.test("config", "config list, get and lint read the exposed configuration", async () => {
       const port = String(loadStandConfig().postgres.port);
       const [listed, option, lint] = await all([() => attempt("config", "list", "-o", "json"), () => attempt("config", "get", "postgres", "port", "-o", "json"), () => attempt("config", "lint")]);
       assert.equal(listed?.code, 0, `config list: ${listed?.out.slice(-600) ?? ""}`);
@@ -184,7 +188,7 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       assert.equal(lint?.code, 0, `config lint: ${lint?.out.slice(-600) ?? ""}`);
     });
 
-    void it("airflowctl 0.1.5's own bugs fail as they do (and create-defaults reaches the runner before its crash)", async () => {
+    group.test("known-bugs", "airflowctl 0.1.5's own bugs fail as they do (and create-defaults reaches the runner before its crash)", async () => {
       const outcomes = await all(KNOWN_BUGS.map((b) => () => attempt(...b.args)));
       KNOWN_BUGS.forEach((b, i) => {
         const outcome = outcomes[i];
@@ -198,5 +202,6 @@ export function airflowctlSuite(harness: () => { api: ApiHarness; engine: Runner
       // the event is written once the answer is sent
       await waitUntil("create_default_connections in the event log", async () => (await logged()) === earlier + 1, 5_000);
     });
+    group.checkEveryPointHasATest();
   });
 }

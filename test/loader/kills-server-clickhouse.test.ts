@@ -88,7 +88,8 @@ describe("issue 21 on a private ClickHouse 18.16", () => {
 
   test("depth limit off (a shape the limits do not know): the server dies for real, the object is found alone and is kills_server, the rest lands once", async () => {
     const defaults = compileLoaderConfig({ flush: { maxRows: 20_000 }, killsServer: { nodeBackPollMs: 100, nodeBackTimeoutMs: 60_000 } });
-    const config: LoaderConfig = Object.freeze({ ...defaults, shapeLimits: { ...DEFAULT_SHAPE_LIMITS, maxDepth: 1_000_000, maxFields: 1_000_000 } });
+    // JSONEachRow: the server parses the object (and skipping its unknown field kills it); RowBinary never sends it (below)
+    const config: LoaderConfig = Object.freeze({ ...defaults, insertFormat: "json_each_row", shapeLimits: { ...DEFAULT_SHAPE_LIMITS, maxDepth: 1_000_000, maxFields: 1_000_000 } });
     assert.ok(decodeMessageValue(Buffer.from(deepObject()), "json-object", config).ok, "the object must reach the server in this test");
     const deathsBefore = ch.deaths();
     const result = await day("nolimit", config);
@@ -103,5 +104,17 @@ describe("issue 21 on a private ClickHouse 18.16", () => {
     assert.match(metric, /node="private",suspect="false"\} 2/);
     assert.match(await result.registry.getSingleMetricAsString("loader_dead_letters_total"), /reason="kills_server"\} 1/);
     assert.ok(await ch.answers(), "the server answers at the end");
+  });
+
+  test("depth limit off through RowBinary: the unknown deep field is never sent, so the object is a row and nobody dies", async () => {
+    const pid = ch.pid();
+    const defaults = compileLoaderConfig({ flush: { maxRows: 20_000 } });
+    const config: LoaderConfig = Object.freeze({ ...defaults, shapeLimits: { ...DEFAULT_SHAPE_LIMITS, maxDepth: 1_000_000, maxFields: 1_000_000 } });
+    assert.equal(config.insertFormat, "row_binary");
+    const result = await day("binary", config);
+    assert.equal(result.unplaced, 0);
+    assert.deepEqual(result.counts, { rows: String(DAY), offsets: String(DAY), deep: "1" });
+    assert.deepEqual(result.dead, []);
+    assert.equal(ch.pid(), pid, "the same server process throughout");
   });
 });
