@@ -10,7 +10,7 @@ WORLD := $(LAUNCH) src/world-ops/cli.ts
 
 .DEFAULT_GOAL := help
 .PHONY: help runner-schema install up down clean rebuild-storage stand-up stand-down runner-start runner-stop \
-	snapshot restore snapshots snapshot-rm ch psql kafka-lag bi bi-down smoke check-clickhouse check-services doctor config-test lint typecheck test test-full test-fast generate-batch generate-live bench dq
+	snapshot restore snapshots snapshot-rm ch psql kafka-lag bi bi-down smoke check-clickhouse check-services loader-reload doctor config-test lint typecheck test test-full test-fast generate-batch generate-live bench dq
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -76,6 +76,9 @@ bi-down: ## stop Superset (make down stops it too)
 
 smoke: ## services healthy, runner healthy, world DAGs loaded, world position readable
 	$(WORLD) smoke
+
+loader-reload: ## make each running loader read loader.options of the stand config again (POST /reload on its port; SIGHUP and saving the file do the same): prints what changed, or why it refused the file and kept its options (exit 1)
+	@$(LAUNCH) src/loader/reload-cli.ts
 
 check-services: ## health of every stand service with its restarts and last exit (the keeper's records), the loader with its state or why it is degraded
 	$(STAND) status

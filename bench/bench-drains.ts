@@ -12,7 +12,7 @@
 import { Kafka, logLevel } from "kafkajs";
 import { Registry } from "prom-client";
 import { quoteIdentifier } from "../src/clickhouse/index.ts";
-import { compileLoaderConfig, kafkaBroker, loadStandConfig } from "../src/config/index.ts";
+import { compileLoaderConfig, kafkaBroker, loadStandConfig, type LoaderConfigInput } from "../src/config/index.ts";
 import { ClickHouseDeadLetterSink, createTopicLoader, hitsRouter, LOADER_CONSUMER_SETTINGS, loaderInsertSettings, nodeInserters, LoaderMetrics } from "../src/loader/index.ts";
 import { benchClickHouse, benchName, benchPlatform, clickhouseCpuMicros, clickhousePids, startKafkaEngine, type KafkaEngineChain } from "./bench-clickhouse.ts";
 import { waitForDrain, withAdmin, type Drain } from "./bench-kafka.ts";
@@ -38,6 +38,8 @@ export interface LoaderDrainInput {
   ods?: string;
   /** Loaders in the group (each its own Kafka client and connections; Kafka splits the partitions). Default 1. */
   members?: number;
+  /** Loader options over the stand's (insert format, capture mode). */
+  options?: Partial<LoaderConfigInput>;
 }
 
 function qualified(name: string): string {
@@ -60,7 +62,7 @@ export async function drainWithLoader(input: LoaderDrainInput): Promise<DrainRes
       route: hitsRouter(nodes, qualified(input.landing)),
       inserter,
       deadLetters: new ClickHouseDeadLetterSink(first, qualified(input.deadLetters)),
-      config: compileLoaderConfig(config.loader.options ?? {}),
+      config: compileLoaderConfig({ ...(config.loader.options ?? {}), ...input.options }),
       metrics: new LoaderMetrics(new Registry()),
     }),
   );

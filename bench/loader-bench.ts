@@ -21,11 +21,13 @@
 // the end. Run on the test stand:
 //   STAND_CONFIG=test/stand.test.yaml node --import tsx bench/loader-bench.ts
 import { randomBytes } from "node:crypto";
-import { kafkaBroker, loadStandConfig, standConfigPath } from "../src/config/index.ts";
+import { kafkaBroker, loadStandConfig, standConfigPath, type LoaderConfigInput } from "../src/config/index.ts";
 import { deadLetterTableDdl } from "../src/loader/index.ts";
 import { buildGenerator, runGenerator } from "../tasks/index.ts";
 import { benchClickHouse, createBenchDatabases, dropBenchDatabases, prepareKafkaEngine, runStatements, worldHitsChain } from "./bench-clickhouse.ts";
 import { drainWithKafkaEngine, drainWithKafkajsOnly, drainWithLoader, type DrainResult } from "./bench-drains.ts";
+
+type DrainOptions = Pick<LoaderConfigInput, "captureMode" | "insertFormat">;
 import { dropGroups, dropTopic, freshTopic, quietIo } from "./bench-kafka.ts";
 import { count, machineLine, printTable, ratio, seconds } from "./bench-report.ts";
 import { errorMessage } from "../src/errors.ts";
@@ -50,6 +52,9 @@ const GROUPS = {
 };
 
 /** Plays generator days into the bench topic until HITS were sent; returns how many. */
+/** Groups made during the run, besides GROUPS. */
+const extraGroups: string[] = [];
+
 async function produceHits(): Promise<number> {
   const generator = await buildGenerator({ ...quietIo, mode: "local" });
   console.log(`producing ${count(HITS)} generator hits into ${TOPIC} (generator ${generator.hash.slice(0, 12)}, local)`);
@@ -136,6 +141,20 @@ async function measure(sent: number): Promise<Measured[]> {
   console.log("(b) loader → the world's chain");
   const b = await drainWithLoader({ topic: TOPIC, groupId: GROUPS.loaderChain, landing: `${CHAIN.stg}.hits_in`, deadLetters: `${CHAIN.stg}.dead_letters`, ods: CHAIN.ods });
   const bLanded = await landed({ ods: CHAIN.ods, deadLetters: `${CHAIN.stg}.dead_letters` });
+  const chainWith = async (label: string, options: DrainOptions) => {
+    console.log(label);
+    await dropBenchDatabases([CHAIN.stg, CHAIN.ods]);
+    await createBenchDatabases([CHAIN.stg, CHAIN.ods]);
+    await runStatements(await worldHitsChain(CHAIN, false));
+    await runStatements([{ label: `${CHAIN.stg}.dead_letters`, sql: deadLetterTableDdl(`${CHAIN.stg}.dead_letters`) }]);
+    const groupId = `bench_lt_loader_chain_${options.captureMode ?? "raw_only"}_${options.insertFormat ?? "row_binary"}_${hex}`;
+    extraGroups.push(groupId); // deleted at the end with the others
+    const result = await drainWithLoader({ topic: TOPIC, groupId, landing: `${CHAIN.stg}.hits_in`, deadLetters: `${CHAIN.stg}.dead_letters`, ods: CHAIN.ods, options });
+    const chainLanded = await landed({ ods: CHAIN.ods, deadLetters: `${CHAIN.stg}.dead_letters` });
+    return { result, note: `ODS ${count(chainLanded.ods)} of ${count(sent)}, ${count(chainLanded.deadLetters)} dead letters` };
+  };
+  const bExtracted = await chainWith("(b) loader → the world's chain, extracted_only", { captureMode: "extracted_only" });
+  const bJson = await chainWith("(b) loader → the world's chain, JSONEachRow (the fallback format)", { insertFormat: "json_each_row" });
   console.log("(b) baseline: the old Kafka-engine chain");
   const oldChain = { target: { db: KE_DB, topic: TOPIC, group: GROUPS.keChain }, chainFile: "kafka-engine-baseline.sql" };
   await prepareKafkaEngine(oldChain);
@@ -147,7 +166,9 @@ async function measure(sent: number): Promise<Measured[]> {
     { what: "(a) loader → Null landing", result: a, note: `${count(aDead)} dead letters`, versus: aBase },
     aBase,
     { what: "(a2) 2 loaders in one group → Null landing, vs (a)'s lone loader", result: a2, note: `${count(a2Dead)} dead letters`, versus: { what: "(a)", result: a, note: "" } },
-    { what: "(b) loader → world chain (stg + ODS)", result: b, note: `ODS ${count(bLanded.ods)} of ${count(sent)}, ${count(bLanded.deadLetters)} dead letters`, versus: bBase },
+    { what: "(b) loader → world chain (stg + ODS), RowBinary, raw_only (_raw kept)", result: b, note: `ODS ${count(bLanded.ods)} of ${count(sent)}, ${count(bLanded.deadLetters)} dead letters`, versus: bBase },
+    { what: "(b) the same, extracted_only (stores what the baseline stores)", ...bExtracted, versus: bBase },
+    { what: "(b) the same, JSONEachRow, raw_only", ...bJson, versus: bBase },
     bBase,
     { what: "reference: kafkajs alone, loader's consumer settings, no work", result: kafkajs, note: "-", role: "reference" },
   ];
@@ -163,7 +184,7 @@ async function main(): Promise<void> {
     report(await measure(sent));
   } finally {
     await dropBenchDatabases(DATABASES).catch((err: unknown) => console.error(`cleanup: dropping ${DATABASES.join(", ")} failed: ${errorMessage(err)}`));
-    await dropGroups(Object.values(GROUPS)).catch((err: unknown) => console.error(`cleanup: deleting groups ${Object.values(GROUPS).join(", ")} failed: ${errorMessage(err)}`));
+    await dropGroups([...Object.values(GROUPS), ...extraGroups]).catch((err: unknown) => console.error(`cleanup: deleting groups ${Object.values(GROUPS).join(", ")} failed: ${errorMessage(err)}`));
     await dropTopic(TOPIC).catch((err: unknown) => console.error(`cleanup: deleting topic ${TOPIC} failed: ${errorMessage(err)}`));
   }
 }

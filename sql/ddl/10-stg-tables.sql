@@ -129,3 +129,21 @@ ORDER BY (topic, partition, offset, dead_at)
 
 CREATE TABLE IF NOT EXISTS stg.dead_letters_dist ON CLUSTER {{cluster}} AS stg.dead_letters
 ENGINE = Distributed({{cluster}}, stg, dead_letters, cityHash64(topic, partition, offset));
+
+-- The loader's default table (loader.options.defaultTable, docs/loader.md): the rows of a batch held
+-- because ClickHouse reported its table absent (dropped, or its database gone) land here on the same
+-- node instead of being held for ever, with the table they were meant for in _target_table and the
+-- message as sent in _raw, so an operator can see them and move them once the table is back.
+CREATE TABLE IF NOT EXISTS stg.loader_default ON CLUSTER {{cluster}}
+(
+    _target_table String,
+    _raw String,
+    kafka_topic String,
+    kafka_partition UInt32,
+    kafka_offset UInt64,
+    _load_ts {{platform.instant_type}} DEFAULT {{platform.instant_now}}
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/stg/loader_default', '{replica}')
+PARTITION BY toDate(_load_ts)
+ORDER BY (_target_table, kafka_topic, kafka_partition, kafka_offset)
+{{platform.stg_retention}};

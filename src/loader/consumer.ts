@@ -4,8 +4,12 @@
 // batch: kafkajs rebuilds its offset manager at each group sync and fetches every partition, kept or
 // new, from the committed offset again. Shutdown stops fetching, flushes, commits, then leaves; the
 // flush is bounded by drainTimeoutMs even when an insert hangs, and the consumer always disconnects.
+// Each message is handed over with its Kafka headers normalised (headers.ts); a hot reload reaches
+// the core through reconfigure.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer, ConsumerConfig, EachBatchPayload, Kafka } from "kafkajs";
+import type { LoaderConfig } from "../config/index.ts";
+import { normaliseHeaders } from "./headers.ts";
 import type { CycleReport, LoaderCore } from "./loader-core.ts";
 import type { CommitPoint } from "./offsets.ts";
 import type { TableBackoffState } from "./table-backoff.ts";
@@ -92,13 +96,28 @@ export class TopicLoader {
   /** When kafkajs last began a fetch, or a batch of this loader ended (ms since epoch). */
   private lastFetchAt = Date.now();
   private batchesInFlight = 0;
+  /** The options of the last reconfigure: a core built after it starts with them, not with its wiring's. */
+  private reloaded: LoaderConfig | undefined;
 
   constructor(private readonly options: TopicLoaderOptions) {
     this.consumer = options.kafka.consumer({ ...options.consumer, groupId: options.groupId, allowAutoTopicCreation: false });
-    this.core = options.createCore((points) => this.commit(points));
+    this.core = this.buildCore();
     this.firstJoin = new Promise<void>((resolve, reject) => (this.settleJoin = { resolve, reject }));
     // joined() hands this promise out; a rejection nobody asked for must not crash the process.
     this.firstJoin.catch(() => undefined);
+  }
+
+  /** Builds the core (createCore) with the options a reload put in force, if one did. */
+  private buildCore(): LoaderCore {
+    const core = this.options.createCore((points) => this.commit(points));
+    if (this.reloaded !== undefined) core.reconfigure(this.reloaded);
+    return core;
+  }
+
+  /** Options from a hot reload: in force in the core from its next message and cycle on, and in any core built later. */
+  reconfigure(config: LoaderConfig): void {
+    this.reloaded = config;
+    this.core.reconfigure(config);
   }
 
   async start(): Promise<void> {
@@ -256,7 +275,7 @@ export class TopicLoader {
     if (this.revokePending) await Promise.race([this.revoking, this.stopRequested]);
     if (!live()) return;
     for (const message of batch.messages) {
-      this.core.accept({ topic: batch.topic, partition: batch.partition, offset: BigInt(message.offset), key: message.key, value: message.value });
+      this.core.accept({ topic: batch.topic, partition: batch.partition, offset: BigInt(message.offset), key: message.key, value: message.value, headers: normaliseHeaders(message.headers) });
       // resolved = handed to the loader (kafkajs's fetch position); commits stay ours
       payload.resolveOffset(message.offset);
     }

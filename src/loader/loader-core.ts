@@ -15,12 +15,12 @@ import type { LoaderPausePoint } from "./pause-points.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
 import { NodeDeathWatch, SuspectTurns, type NodeDeath } from "./node-deaths.ts";
 import { classifyRejection, type Rejection } from "./rejections.ts";
-import { BUDGET_SPENT, insertWithSalvage, type SalvageOptions } from "./salvage.ts";
+import { BUDGET_SPENT, insertWithSalvage, StaleRows, type SalvageOptions, type SalvageOutcome, type SliceSender } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
 import { SpliceLineWriter, type LeadingFields, type SpliceRouter } from "./splice.ts";
 import type { RowDoc } from "./row-binary.ts";
-import { StaleRows, type SalvageOutcome, type SliceSender } from "./salvage.ts";
-import { TablePlans, type TablePlan } from "./table-schema.ts";
+import { plainTableName, TablePlans, type TablePlan } from "./table-schema.ts";
+import { CH_ERROR } from "../clickhouse/index.ts";
 import { TableBackoffs, type TableBackoffState } from "./table-backoff.ts";
 import { messageSource, partitionKey, targetName, type LoaderMessage, type LoaderTarget, type TopicPartition } from "./types.ts";
 
@@ -118,6 +118,8 @@ export class LoaderCore {
   private readonly targets = new Map<string, LoaderTarget>();
   /** Each target's insert plan, from its columns (table-schema.ts). */
   private readonly plans: TablePlans;
+  /** The default table's plans (its rows are the message as text and the fields; no capture mode). */
+  private readonly defaultPlans: TablePlans;
 
   /** The options in force: the deps' at first, a hot reload's after reconfigure. */
   private config: LoaderConfig;
@@ -129,7 +131,9 @@ export class LoaderCore {
     this.backoffs = new TableBackoffs(deps.config.backoff, deps.random);
     this.now = deps.now ?? Date.now;
     const { inserter } = deps;
-    this.plans = new TablePlans(inserter.readColumns === undefined || inserter.insertRowBinary === undefined ? undefined : (target) => inserter.readColumns?.(target) ?? Promise.resolve([]), deps.decodeMode, inserter.skipsUnknownFields === true, deps.onPlan);
+    const reader = inserter.readColumns === undefined || inserter.insertRowBinary === undefined ? undefined : (target: LoaderTarget) => inserter.readColumns?.(target) ?? Promise.resolve([]);
+    this.plans = new TablePlans(reader, deps.decodeMode, inserter.skipsUnknownFields === true, deps.onPlan);
+    this.defaultPlans = new TablePlans(reader, "text", inserter.skipsUnknownFields === true, deps.onPlan);
     this.deaths = new NodeDeathWatch({ killsServer: deps.config.killsServer, inserter: deps.inserter, metrics: deps.metrics, now: this.now, turns: deps.suspectTurns ?? new SuspectTurns() });
   }
 
@@ -303,6 +307,7 @@ export class LoaderCore {
         suspect: suspect ? this.deaths.suspectSalvage(table, target, batch.length, report.nodeDeaths) : undefined,
       });
     const outcome = suspect ? await this.deaths.inSuspectTurn(target.node, salvage) : await salvage();
+    await this.toDefaultTable(table, target, outcome);
     this.countRepeatedHold(table, head, split, outcome.held[0] === batch[0] ? outcome.heldBy : undefined);
     await this.deaths.countDeaths(table, target, suspect, batch, outcome.held, outcome.heldBy, report.nodeDeaths);
     verdict.succeeded += outcome.inserts - outcome.failures.length;
@@ -370,6 +375,50 @@ export class LoaderCore {
       total.held.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
     }
     return total;
+  }
+
+  /**
+   * Rows held because ClickHouse reported their table (or its database) absent go to the default
+   * table on the same node (loader.options.defaultTable), the original target kept in
+   * _target_table and the message in _raw; landed there, they are placed. A failure there leaves
+   * them held as they were.
+   */
+  private async toDefaultTable(table: string, target: LoaderTarget, outcome: SalvageOutcome): Promise<void> {
+    const defaultTable = this.config.defaultTable;
+    const code = outcome.heldBy?.code;
+    if (defaultTable === undefined || outcome.held.length === 0 || (code !== CH_ERROR.UNKNOWN_TABLE && code !== CH_ERROR.UNKNOWN_DATABASE)) return;
+    if (plainTableName(target.table) === defaultTable) return;
+    const fallback: LoaderTarget = { node: target.node, table: defaultTable };
+    const key = targetName(fallback);
+    const intended = plainTableName(target.table);
+    const rows = outcome.held.map((row): BufferedRow => ({
+      source: row.source,
+      size: row.size,
+      doc: {
+        value: row.doc.value,
+        text: row.doc.text,
+        members: undefined,
+        fields: { _target_table: intended, _raw: row.doc.text, kafka_topic: row.source.topic, kafka_partition: row.source.partition, kafka_offset: row.source.offset },
+      },
+    }));
+    let plan: TablePlan;
+    try {
+      plan = await this.defaultPlans.refresh(key, fallback, this.config);
+    } catch {
+      return; // the default table cannot be read either: the rows stay held by their own table's fault
+    }
+    const sent = await insertWithSalvage(
+      async (slice) => {
+        for (const part of this.encodeRows(key, fallback, plan, slice)) await part.send(part.rows);
+      },
+      rows,
+      { insertBudget: 1, errorTextCapBytes: this.config.errorTextCapBytes },
+    );
+    if (sent.landed.length !== rows.length) return;
+    this.deps.metrics?.rowsDefaulted.inc({ table, default_table: defaultTable }, rows.length);
+    outcome.landed.push(...outcome.held);
+    outcome.held = [];
+    outcome.heldBy = undefined;
   }
 
   /** The batch's parts under `plan`: RowBinary rows first, then the rows that go JSONEachRow. */

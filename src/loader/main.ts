@@ -6,17 +6,21 @@
 // topics go. It reports the state and generation it reached in its row of loader.status every second. It
 // applies its own migrations (src/loader/migrations) before it reads the control row.
 // SIGTERM/SIGINT: flush what was read, commit, leave the groups, exit 0.
+// loader.options are reloaded without a restart when the stand config file changes, on SIGHUP and
+// on POST /reload (`make loader-reload`): reload.ts, docs/loader.md "Hot reload".
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { hostname } from "node:os";
 import { pino } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { currentInstance, loadStandConfig, loaderListenHost } from "../config/index.ts";
+import { currentInstance, loadStandConfig, loaderListenHost, standConfigPath } from "../config/index.ts";
 import { controlPool, loaderInstanceKey, readIngestControl, RETRY_AFTER_FAILURE_MS, writeLoaderStatus, type IngestControl, type LoaderState } from "./control.ts";
 import { WorldLoader } from "./world-loader.ts";
 import { PausePoints, serveFailPoints } from "./pause-points.ts";
 import { coerceError, errorMessage } from "../errors.ts";
 import { migrate, MigrationChangedError, SchemaTooNewError } from "../migrator.ts";
 import { LOADER_MIGRATIONS } from "./migrate.ts";
+import { watchConfigFile } from "./config-watch.ts";
+import { describeNeedRestart, describeReload, OptionsReloader, readStandConfigFile, type ReloadOutcome, type ReloadTrigger } from "./reload.ts";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -45,6 +49,20 @@ export function main(): void {
     clientId: `stand-${instance.name}`,
   });
   const db = controlPool(config);
+  const configFile = standConfigPath();
+  const reloader = new OptionsReloader({ read: () => readStandConfigFile(configFile), started: config, running: world.loaderConfig, apply: (next) => world.reconfigure(next), metrics: world.metrics });
+
+  /** Reads the stand config again and puts its loader options in force, or keeps the running ones and says why. */
+  function reloadOptions(trigger: ReloadTrigger): ReloadOutcome {
+    const outcome = reloader.reload(trigger);
+    const fields = { trigger, result: outcome.result, changes: outcome.changes, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
+    if (outcome.result === "refused") logger.error(fields, describeReload(outcome));
+    else logger.info(fields, describeReload(outcome));
+    const restart = describeNeedRestart(outcome);
+    if (restart !== undefined) logger.warn({ trigger, needRestart: outcome.needRestart }, restart);
+    return outcome;
+  }
+  const configWatch = watchConfigFile(configFile, () => void reloadOptions("file"), { warn: (line) => logger.warn(line) });
 
   let state: LoaderState = "stopped";
   let generation = 0;
@@ -201,18 +219,26 @@ export function main(): void {
     }
     if (req.method === "GET" && req.url === "/health") {
       const alive = !shuttingDown && state !== "failed";
-      // degraded: it runs, but its sink is down or rows are held (answered 200: restarting it would not help)
+      // degraded: it runs, but its sink is down or rows are held (answered 200: restarting it would not help),
+      // or its last reload was refused (it runs on its previous options; problems stays for rows at risk)
       const problems = state === "consuming" ? world.problems(Date.now(), HELD_DEGRADED_MS) : [];
-      const status = !alive ? "unhealthy" : problems.length > 0 ? "degraded" : "healthy";
+      const reload = reloader.status();
+      const status = !alive ? "unhealthy" : problems.length > 0 || reload?.ok === false ? "degraded" : "healthy";
       res.writeHead(alive ? 200 : 503, { "content-type": "application/json" });
-      res.end(JSON.stringify({ status, instance: memberKey, state, generation, pid: process.pid, problems, detail: state === "consuming" ? world.describe() : detail }));
+      res.end(JSON.stringify({ status, instance: memberKey, state, generation, pid: process.pid, problems, reload, detail: state === "consuming" ? world.describe() : detail }));
+      return;
+    }
+    if (req.method === "POST" && req.url === "/reload") {
+      // nothing comes with the request: the loader reads its own stand config file, as on SIGHUP
+      const outcome = reloadOptions("http");
+      answer(res, outcome.result === "refused" ? 422 : 200, outcome);
       return;
     }
     if (req.url === "/fail-points" || req.url?.startsWith("/fail-points/") === true) {
       await serveFailPoints(req, res, pausePoints, (line, fields) => logger.warn(fields, line));
       return;
     }
-    answer(res, 404, { detail: `no route ${req.method ?? "?"} ${req.url ?? "?"}; the loader serves GET /health and GET /metrics` });
+    answer(res, 404, { detail: `no route ${req.method ?? "?"} ${req.url ?? "?"}; the loader serves GET /health, GET /metrics and POST /reload` });
   }
 
   function answer(res: ServerResponse, status: number, body: unknown): void {
@@ -232,6 +258,7 @@ export function main(): void {
     if (shuttingDown) return;
     shuttingDown = true;
     clearInterval(heartbeat);
+    configWatch.close();
     pausePoints?.releaseAll();
     logger.info({ signal }, "stopping: flushing what was read, committing, leaving the groups");
     if (world.running) {
@@ -249,10 +276,11 @@ export function main(): void {
 
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGHUP", () => void reloadOptions("signal"));
 
   const host = loaderListenHost(config);
   server.listen(instance.port, host, () => {
-    logger.info({ url: `http://${host}:${instance.port}`, member: memberKey }, "loader service listening (/health, /metrics)");
+    logger.info({ url: `http://${host}:${instance.port}`, member: memberKey, config: configFile }, "loader service listening (/health, /metrics, POST /reload; the stand config file is watched for loader.options)");
     void controlLoop();
   });
 }

@@ -9,6 +9,10 @@ const FLUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 
 export class LoaderMetrics {
   readonly rowsPlaced: Counter<"table">;
   readonly bytesPlaced: Counter<"table">;
+  /** Rows sent, by table and insert format (row_binary, or json_each_row for the rows the encoder left to the server). */
+  readonly rowsEncoded: Counter<"table" | "format">;
+  /** Rows of a batch held by an absent table that landed in the default table instead. */
+  readonly rowsDefaulted: Counter<"table" | "default_table">;
   readonly deadLetters: Counter<"reason">;
   readonly deadLettersDropped: Counter<"reason">;
   readonly revokeDiscarded: Counter<"stage">;
@@ -27,11 +31,19 @@ export class LoaderMetrics {
   readonly state: Gauge<"state">;
   /** Counted by the host: the consumers restarted because a topic's fetch loop had died (TopicLoader.fetchSilenceMs). */
   readonly consumerRestarts: Counter<"topic">;
+  /** Counted by the host: hot reloads of loader.options, by what became of them (reload.ts). */
+  readonly configReloads: Counter<"result">;
+  /** Set by the host: 1 while the last reload was applied or found nothing to change (and before any), 0 after a refused one. */
+  readonly configLastReloadSuccess: Gauge;
+  /** Counted by the routers: a declared header whose value is not UTF-8, left out of its row (headers.ts). */
+  readonly headerValuesSkipped: Counter<"table" | "header">;
 
   constructor(registry: Registry) {
     const registers = [registry];
     this.rowsPlaced = new Counter({ name: "loader_rows_placed_total", help: "Rows inserted into their table, by table (the router's target)", labelNames: ["table"], registers });
-    this.bytesPlaced = new Counter({ name: "loader_bytes_placed_total", help: "JSONEachRow bytes (newlines included) of the rows inserted, by table", labelNames: ["table"], registers });
+    this.bytesPlaced = new Counter({ name: "loader_bytes_placed_total", help: "Message bytes (and 64 per row for its leading fields) of the rows inserted, by table", labelNames: ["table"], registers });
+    this.rowsEncoded = new Counter({ name: "loader_rows_sent_total", help: "Rows sent in an INSERT, by table and format: row_binary (encoded by the loader from the table's columns) or json_each_row (insert_format json_each_row, or a row whose values the encoder leaves to the server's parser)", labelNames: ["table", "format"], registers });
+    this.rowsDefaulted = new Counter({ name: "loader_rows_defaulted_total", help: "Rows held because ClickHouse reported their table absent that landed in the default table (loader.options.defaultTable) instead, by their table and the default table", labelNames: ["table", "default_table"], registers });
     this.deadLetters = new Counter({ name: "loader_dead_letters_total", help: "Messages written to the dead-letter table, by reason", labelNames: ["reason"], registers });
     this.deadLettersDropped = new Counter({ name: "loader_dead_letters_dropped_total", help: "Dead letters the dead-letter table refused for their data and that were dropped, by reason", labelNames: ["reason"], registers });
     this.revokeDiscarded = new Counter({ name: "loader_revoke_discarded_total", help: "Rows (stage=buffer) and dead letters (stage=dead_letter) of revoked partitions discarded before any write", labelNames: ["stage"], registers });
@@ -45,6 +57,11 @@ export class LoaderMetrics {
     this.endOffset = new Gauge({ name: "loader_end_offset", help: "A partition's end offset (high watermark: the next offset to be written), as the loader's host last read it", labelNames: ["topic", "partition"], registers });
     this.consumerLag = new Gauge({ name: "loader_consumer_lag", help: "Messages not committed yet: the partition's end offset minus its consumer group's committed offset, as the host last read them", labelNames: ["topic", "partition"], registers });
     this.consumerRestarts = new Counter({ name: "loader_consumer_restarts_total", help: "Times the loader restarted its consumers because a topic's fetch loop was silent for a minute while consuming, by topic", labelNames: ["topic"], registers });
+    this.configReloads = new Counter({ name: "loader_config_reloads_total", help: "Hot reloads of loader.options (file change, SIGHUP, POST /reload), by result: applied, refused (the file did not validate: the running options kept), unchanged", labelNames: ["result"], registers });
+    for (const result of ["applied", "refused", "unchanged"]) this.configReloads.inc({ result }, 0);
+    this.configLastReloadSuccess = new Gauge({ name: "loader_config_last_reload_success", help: "1 when the last hot reload of loader.options was applied or changed nothing (and before any), 0 when it was refused (the running options kept)", registers });
+    this.configLastReloadSuccess.set(1);
+    this.headerValuesSkipped = new Counter({ name: "loader_header_values_skipped_total", help: "Kafka header values a table declares as a column that were not valid UTF-8: left out of the row (the column takes its default), by table (the router's target) and header", labelNames: ["table", "header"], registers });
     this.state = new Gauge({ name: "loader_state", help: "The loader service's state, as its host last set it: the one series is labelled with the current state and is 1", labelNames: ["state"], registers });
   }
 }

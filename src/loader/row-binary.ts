@@ -19,8 +19,8 @@
 // from the message's bytes: RowBinary needs no escaping, so `_raw` is the message byte for byte.
 import type { ObjectMembers } from "./decode.ts";
 import { skipJsonWhitespace, stringEnd, jsonValueEnd } from "./json-bytes.ts";
-import { defaultBytes, varintLength, writeNumberText, writeVarint, type ParsedType } from "./ch-types.ts";
-import type { LeadingFields } from "./splice.ts";
+import { defaultBytes, varintLength, writeNumberText, writeVarint, type IntKind, type ParsedType } from "./ch-types.ts";
+import type { LeadingFields, LeadingFieldValue } from "./splice.ts";
 
 /** What a buffered row is made of: encoded when its batch is flushed, again after a schema change. */
 export interface RowDoc {
@@ -70,9 +70,47 @@ const TWO_POW_53 = 2 ** 53;
 const SURROGATE = /[\uD800-\uDFFF]/;
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
+/** Each integer type's range, within the safe integers. */
+const SAFE_RANGES: Record<IntKind, [number, number]> = {
+  Int8: [-128, 127],
+  Int16: [-32768, 32767],
+  Int32: [-2147483648, 2147483647],
+  Int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  UInt8: [0, 255],
+  UInt16: [0, 65535],
+  UInt32: [0, 4294967295],
+  UInt64: [0, Number.MAX_SAFE_INTEGER],
+};
+
+/** Strings up to this long are copied byte by byte. */
+const SHORT_COPY = 48;
+
+/**
+ * Past the JSON value at `from` (decode.ts checked the whole value already): strings, numbers and
+ * literals by their own end, empty arrays at once, other containers by the full scanner.
+ */
+function memberValueEnd(bytes: Buffer, from: number): number {
+  const c = bytes[from];
+  if (c === QUOTE) return stringEnd(bytes, from + 1);
+  if (c === MINUS || (c !== undefined && c >= ZERO && c <= NINE)) {
+    let i = from + 1;
+    for (; i < bytes.length; i++) {
+      const d = bytes[i] as number;
+      if (!((d >= ZERO && d <= NINE) || d === DOT || d === 0x65 || d === 0x45 || d === MINUS || d === 0x2b)) break;
+    }
+    return i;
+  }
+  if (c === OPEN_BRACKET) {
+    const next = skipJsonWhitespace(bytes, from + 1);
+    if (bytes[next] === CLOSE_BRACKET) return next + 1;
+  }
+  return jsonValueEnd(bytes, from);
+}
+
 /** A row that cannot be written exactly: thrown inside the encoder, caught per row. */
-class NotExact {
-  static readonly instance = new NotExact();
+class NotExact extends Error {
+  /** One instance, made once: thrown per awkward row, it costs no stack capture. */
+  static readonly instance = new NotExact("a value only the server's parser can judge (the row goes JSONEachRow)");
 }
 
 /**
@@ -141,13 +179,15 @@ export class RowBinaryEncoder {
   private readonly index = new Map<string, number>();
   private readonly names: Buffer[];
   private readonly slots: Int32Array;
-  private readonly fieldColumns: (string | undefined)[];
+  /** The leading field of each column in the row being written (undefined: none). */
+  private readonly fieldValues: (LeadingFieldValue | undefined)[];
+  private readonly touched: number[] = [];
 
   constructor(readonly plan: EncoderPlan) {
     this.names = plan.columns.map((c) => Buffer.from(c.name, "utf8"));
     plan.columns.forEach((c, k) => this.index.set(c.name, k));
     this.slots = new Int32Array(plan.columns.length * 2);
-    this.fieldColumns = plan.columns.map((c) => c.name);
+    this.fieldValues = plan.columns.map(() => undefined);
   }
 
   /** The row's RowBinary bytes, or undefined when it must go JSONEachRow (see the head of this file). */
@@ -164,35 +204,51 @@ export class RowBinaryEncoder {
   }
 
   private write(doc: RowDoc): void {
-    const { columns, serverColumns, droppedFields } = this.plan;
+    const { columns, serverColumns, droppedFields, skipUnknownFields } = this.plan;
     const { fields, value } = doc;
-    for (const name in fields) {
-      if (droppedFields.has(name) || fields[name] === undefined) continue;
-      if (serverColumns.has(name)) throw NotExact.instance;
-    }
-    const slots = this.slots;
-    slots.fill(-1);
-    if (doc.members !== undefined) this.findMembers(value, doc.members, fields, droppedFields);
-    for (let k = 0; k < columns.length; k++) {
-      const column = columns[k] as EncodedColumn;
-      const name = this.fieldColumns[k] as string;
-      const field = droppedFields.has(name) ? undefined : fields[name];
-      if (field !== undefined) {
-        this.writeField(column.type, field, doc);
-        continue;
+    const fieldValues = this.fieldValues;
+    const touched = this.touched;
+    touched.length = 0;
+    try {
+      for (const name in fields) {
+        const field = fields[name];
+        if (field === undefined || droppedFields.has(name)) continue;
+        const k = this.index.get(name);
+        if (k === undefined) {
+          // a leading field the table lacks: skipped like an unknown member, or the server's refusal
+          if (serverColumns.has(name) || !skipUnknownFields) throw NotExact.instance;
+          continue;
+        }
+        fieldValues[k] = field;
+        touched.push(k);
       }
-      const start = slots[2 * k] as number;
-      if (start < 0) {
-        this.reserve(column.fill.length);
-        this.at += column.fill.copy(this.chunk, this.at);
-      } else {
-        this.writeValue(column.type, value, start, slots[2 * k + 1] as number);
+      const slots = this.slots;
+      slots.fill(-1);
+      if (doc.members !== undefined) this.findMembers(value, doc.members);
+      for (let k = 0; k < columns.length; k++) {
+        const column = columns[k] as EncodedColumn;
+        const field = fieldValues[k];
+        if (field !== undefined) {
+          this.writeField(column.type, field, doc);
+          continue;
+        }
+        const start = slots[2 * k] as number;
+        if (start < 0) {
+          const fill = column.fill;
+          this.reserve(fill.length);
+          if (fill.length === 1) this.chunk[this.at++] = fill[0] as number;
+          else this.at += fill.copy(this.chunk, this.at);
+        } else {
+          this.writeValue(column.type, value, start, slots[2 * k + 1] as number);
+        }
       }
+    } finally {
+      for (const k of touched) fieldValues[k] = undefined;
     }
   }
 
   /** Records where each column's member value lies; a member the table lacks is skipped. */
-  private findMembers(bytes: Buffer, members: ObjectMembers, fields: LeadingFields, dropped: ReadonlySet<string>): void {
+  private findMembers(bytes: Buffer, members: ObjectMembers): void {
     if (members.empty) return;
     let i = members.start;
     const end = members.end;
@@ -205,15 +261,14 @@ export class RowBinaryEncoder {
       i = skipJsonWhitespace(bytes, keyEnd);
       if (bytes[i] !== COLON) throw new Error("row-binary: a member without ':' in a value decode.ts accepted");
       const valueStart = skipJsonWhitespace(bytes, i + 1);
-      const valueEnd = jsonValueEnd(bytes, valueStart);
+      const valueEnd = memberValueEnd(bytes, valueStart);
       if (valueEnd < 0) throw new Error("row-binary: a member value decode.ts accepted does not parse");
       // a key with escapes (the server reads it as the name it decodes to), or a column the server
       // fills carried by the row: the server's verdict
       if (k === -2 || k === -3 || (k === -1 && !this.plan.skipUnknownFields)) throw NotExact.instance;
       if (k >= 0) {
-        const name = this.fieldColumns[k] as string;
         // a field twice, or a member that is also a leading field: the server refuses the row (117)
-        if (this.slots[2 * k] !== -1 || (!dropped.has(name) && fields[name] !== undefined)) throw NotExact.instance;
+        if (this.slots[2 * k] !== -1 || this.fieldValues[k] !== undefined) throw NotExact.instance;
         this.slots[2 * k] = valueStart;
         this.slots[2 * k + 1] = valueEnd;
       }
@@ -232,7 +287,11 @@ export class RowBinaryEncoder {
     const guess = this.predicted[j];
     if (guess !== undefined && guess >= 0) {
       const name = this.names[guess] as Buffer;
-      if (name.length === to - from && name.equals(bytes.subarray(from, to))) return guess;
+      if (name.length === to - from) {
+        let p = 0;
+        while (p < name.length && name[p] === bytes[from + p]) p++;
+        if (p === name.length) return guess;
+      }
     }
     for (let p = from; p < to; p++) if (bytes[p] === BACKSLASH) return -2;
     const key = bytes.toString("utf8", from, to);
@@ -254,9 +313,16 @@ export class RowBinaryEncoder {
 
   private writeBytes(bytes: Buffer, from: number, to: number): void {
     const length = to - from;
-    this.reserve(varintLength(length) + length);
-    this.at = writeVarint(this.chunk, this.at, length);
-    this.at += bytes.copy(this.chunk, this.at, from, to);
+    this.reserve(5 + length);
+    const chunk = this.chunk;
+    if (length < 0x80) chunk[this.at++] = length;
+    else this.at = writeVarint(chunk, this.at, length);
+    if (length <= SHORT_COPY) {
+      // a short string: a loop beats the native copy's call
+      let at = this.at;
+      for (let p = from; p < to; p++) chunk[at++] = bytes[p] as number;
+      this.at = at;
+    } else this.at += bytes.copy(chunk, this.at, from, to);
   }
 
   private writeField(type: ParsedType, field: string | number | bigint | boolean, doc: RowDoc): void {
@@ -271,6 +337,10 @@ export class RowBinaryEncoder {
       this.writeStringBytes(type, bytes, 0, bytes.length);
       return;
     }
+    if (typeof field === "number" && type.kind === "int" && Number.isSafeInteger(field)) {
+      this.writeSafeInt(type, field);
+      return;
+    }
     if ((typeof field === "number" || typeof field === "bigint") && (type.kind === "int" || type.kind === "float")) {
       this.reserve(8);
       const at = writeNumberText(String(field), type, this.chunk, this.at);
@@ -279,6 +349,32 @@ export class RowBinaryEncoder {
       return;
     }
     throw NotExact.instance;
+  }
+
+  /** A safe integer into an integer column, or NotExact when out of its range. */
+  private writeSafeInt(type: Extract<ParsedType, { kind: "int" }>, value: number): void {
+    const [min, max] = SAFE_RANGES[type.name];
+    if (value < min || value > max) throw NotExact.instance;
+    this.reserve(8);
+    const chunk = this.chunk;
+    switch (type.bytes) {
+      case 1:
+        chunk[this.at++] = value & 0xff;
+        return;
+      case 2:
+        this.at = chunk.writeUInt16LE(value & 0xffff, this.at);
+        return;
+      case 4:
+        this.at = chunk.writeUInt32LE(value >>> 0, this.at);
+        return;
+      case 8:
+        if (value < 0) {
+          this.at = chunk.writeBigInt64LE(BigInt(value), this.at);
+          return;
+        }
+        this.at = chunk.writeUInt32LE(value % 0x100000000, this.at);
+        this.at = chunk.writeUInt32LE(Math.floor(value / 0x100000000), this.at);
+    }
   }
 
   private writeStringBytes(type: ParsedType, bytes: Buffer, from: number, to: number): void {
@@ -327,9 +423,7 @@ export class RowBinaryEncoder {
           return;
         }
         if (!n.integer) throw NotExact.instance;
-        const at = writeNumberText(String(n.value), type, this.chunk, this.at);
-        if (at === undefined) throw NotExact.instance;
-        this.at = at;
+        this.writeSafeInt(type, n.value);
         return;
       }
       case "string":
@@ -359,7 +453,7 @@ export class RowBinaryEncoder {
         const ends: number[] = [];
         let i = skipJsonWhitespace(bytes, from + 1);
         while (bytes[i] !== CLOSE_BRACKET) {
-          const end = jsonValueEnd(bytes, i);
+          const end = memberValueEnd(bytes, i);
           starts.push(i);
           ends.push(end);
           i = skipJsonWhitespace(bytes, end);

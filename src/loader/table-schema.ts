@@ -191,3 +191,23 @@ export class TablePlans {
     return this.plans.get(key)?.plan;
   }
 }
+
+/**
+ * The start check of a loader's targets: each json-object table's capture mode resolved from its
+ * columns, and the plan each target gets. Throws, naming every table, when a mode cannot run here.
+ */
+export async function checkTargets(read: ColumnReader, targets: readonly { target: LoaderTarget; decodeMode: DecodeMode }[], config: LoaderConfig, skipUnknownFields: boolean): Promise<TablePlan[]> {
+  const problems: string[] = [];
+  const plans: TablePlan[] = [];
+  for (const { target, decodeMode } of targets) {
+    const table = plainTableName(target.table);
+    const columns = await read(target);
+    if (decodeMode === "json-object") {
+      const problem = captureModeProblem(table, columns.length === 0 ? { mode: config.tables[table]?.captureMode ?? config.captureMode, from: "global default" } : resolveCaptureMode(table, columns, config));
+      if (problem !== undefined) problems.push(`${problem} (node ${target.node})`);
+    }
+    plans.push(buildTablePlan({ table, columns, config, decodeMode, version: 0, skipUnknownFields }));
+  }
+  if (problems.length > 0) throw new Error(`the loader cannot start: ${problems.join("; ")}`);
+  return plans;
+}

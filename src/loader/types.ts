@@ -35,6 +35,9 @@ export interface LoaderMessage extends TopicPartition {
   key: Buffer | null;
   /** null for a tombstone. */
   value: Buffer | null;
+  /** The record's Kafka headers, name → value as sent (the last one when a name repeats); absent
+   * when it has none. Headers without a value are left out (headers.ts normaliseHeaders). */
+  headers?: ReadonlyMap<string, Buffer>;
 }
 
 /** Where a row came from, kept with it until it is placed (enough to write its dead letter). */

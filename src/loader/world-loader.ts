@@ -13,6 +13,8 @@
 // Dead letters go to stg.dead_letters on the first node, a local table, so they are stored when
 // their INSERT returns.
 // Every INSERT is also sent with insert_deduplicate = 0 (loaderInsertSettings says why).
+// The landing tables are options (loader.options.routes, defaults above) and a hot reload of the
+// options reaches both topic loaders and their routers (reconfigure; docs/loader.md "Hot reload").
 import type { ClickHouseClient, ClickHouseSettings } from "@clickhouse/client";
 import { type Admin, Kafka, type LogEntry, logLevel } from "kafkajs";
 import type { Registry } from "prom-client";
@@ -25,15 +27,16 @@ import { ClickHouseDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts
 import type { DecodeMode } from "./decode.ts";
 import { CycleLog } from "./cycle-log.ts";
 import { LoaderCore, type SpliceRouter } from "./loader-core.ts";
+import { countSkippedHeaders, hitsRouter, OptionsInForce, ordersRouter } from "./routes.ts";
 import { groupProgress, partitionLag } from "./group-progress.ts";
 import { LoaderMetrics } from "./metrics.ts";
 import { SuspectTurns } from "./node-deaths.ts";
 import type { PausePoints } from "./pause-points.ts";
 import { targetName, type LoaderTarget } from "./types.ts";
+import { checkTargets, describePlan, type ColumnRow } from "./table-schema.ts";
 import { errorMessage } from "../errors.ts";
 
-export const HITS_LANDING_TABLE = "stg.hits_in";
-export const ORDERS_LANDING_TABLE = "stg.orders_raw_dist";
+export { HITS_LANDING_TABLE, ORDERS_LANDING_TABLE, hitsRouter, ordersRouter } from "./routes.ts";
 export const DEAD_LETTER_TABLE = "stg.dead_letters";
 
 export interface HostLog {
@@ -61,7 +64,11 @@ export function loaderInsertSettings(platform: Platform): ClickHouseSettings {
  * node of the stand only through a programming error.
  */
 export class NodeInserter implements RowInserter {
-  constructor(private readonly byNode: ReadonlyMap<string, RowInserter>) {}
+  readonly skipsUnknownFields: boolean;
+
+  constructor(private readonly byNode: ReadonlyMap<string, RowInserter>) {
+    this.skipsUnknownFields = [...byNode.values()].every((i) => i.skipsUnknownFields === true);
+  }
 
   async insertLines(target: LoaderTarget, lines: readonly Buffer[]): Promise<void> {
     const inserter = this.byNode.get(target.node);
@@ -69,28 +76,28 @@ export class NodeInserter implements RowInserter {
     await inserter.insertLines(target, lines);
   }
 
+  async insertRowBinary(target: LoaderTarget, columnList: string, rows: readonly Buffer[]): Promise<void> {
+    const inserter = this.of(target);
+    if (inserter.insertRowBinary === undefined) throw new Error(`loader target ${targetName(target)}: its node's inserter sends no RowBinary`);
+    await inserter.insertRowBinary(target, columnList, rows);
+  }
+
+  async readColumns(target: LoaderTarget): Promise<ColumnRow[]> {
+    const inserter = this.of(target);
+    if (inserter.readColumns === undefined) throw new Error(`loader target ${targetName(target)}: its node's inserter reads no columns`);
+    return inserter.readColumns(target);
+  }
+
+  private of(target: LoaderTarget): RowInserter {
+    const inserter = this.byNode.get(target.node);
+    if (!inserter) throw new Error(`loader target ${targetName(target)} names no ClickHouse node of the stand`);
+    return inserter;
+  }
+
   async nodeAnswers(target: LoaderTarget, timeoutMs: number): Promise<boolean> {
     const inserter = this.byNode.get(target.node);
     return inserter?.nodeAnswers === undefined ? true : inserter.nodeAnswers(target, timeoutMs);
   }
-}
-
-/** hits partition p lands in `landing` on node p mod n (the world's landing is stg.hits_in; a bench passes its own). */
-export function hitsRouter(nodes: readonly string[], landing: string = HITS_LANDING_TABLE): SpliceRouter {
-  const targets: LoaderTarget[] = nodes.map((node) => ({ node, table: landing }));
-  if (targets.length === 0) throw new Error("hitsRouter: the stand config lists no ClickHouse node");
-  return (message, text) => ({
-    target: targets[message.partition % targets.length] ?? (targets[0] as LoaderTarget),
-    fields: { _raw: text, kafka_topic: message.topic, kafka_partition: message.partition, kafka_offset: message.offset },
-  });
-}
-
-export function ordersRouter(node: string): SpliceRouter {
-  const target: LoaderTarget = { node, table: ORDERS_LANDING_TABLE };
-  return (message, text) => ({
-    target,
-    fields: { raw: text, kafka_topic: message.topic, kafka_partition: message.partition, kafka_offset: message.offset, _load_id: "" },
-  });
 }
 
 /** What the world's loader passes kafkajs: a member that died (kill -9) holds its partitions until
@@ -186,11 +193,34 @@ export class WorldLoader {
    * still takes its turn before the next start's cores). */
   private readonly suspectTurns = new SuspectTurns();
   readonly metrics: LoaderMetrics;
-  readonly loaderConfig: LoaderConfig;
+  /** The options in force: the stand config's at first, a hot reload's after reconfigure; the routers read them at every message. */
+  private readonly inForce: OptionsInForce;
 
   constructor(private readonly options: WorldLoaderOptions) {
     this.metrics = new LoaderMetrics(options.registry);
-    this.loaderConfig = compileLoaderConfig(options.config.loader.options ?? {});
+    this.inForce = new OptionsInForce(compileLoaderConfig(options.config.loader.options ?? {}));
+  }
+
+  get loaderConfig(): LoaderConfig {
+    return this.inForce.current;
+  }
+
+  /**
+   * Puts reloaded options in force: flush limits, size and shape limits and capture modes in each
+   * core at once (LoaderCore.reconfigure), routes and declared headers for the messages read from now
+   * on (rows already buffered flush where they were routed), everything at the next start when not
+   * consuming. Backoff and kills-server options wait for the next start (reload.ts AT_NEXT_START).
+   */
+  reconfigure(next: LoaderConfig): void {
+    this.inForce.set(next);
+    for (const loader of this.loaders) loader.reconfigure(next);
+    this.warnHeaderClashes();
+  }
+
+  private warnHeaderClashes(): void {
+    for (const c of this.inForce.clashes()) {
+      this.options.log.warn(`loader.options.tables["${c.table}"].headers: header ${c.header} names column ${c.column}, which the router writes itself; the header is not promoted (name another column)`);
+    }
   }
 
   get running(): boolean {
@@ -209,9 +239,23 @@ export class WorldLoader {
     const deadLetters = new ClickHouseDeadLetterSink(first, DEAD_LETTER_TABLE);
     const kafka = new Kafka({ clientId: this.options.clientId ?? "stand-loader", brokers: [kafkaBroker(config)], logLevel: logLevel.WARN, logCreator: kafkaLogger(log) });
     const topics = [
-      { topic: HITS_TOPIC.name, groupId: HITS_CONSUMER_GROUP, decodeMode: "json-object" as const, route: hitsRouter(nodes) },
-      { topic: ORDERS_TOPIC.name, groupId: ORDERS_CONSUMER_GROUP, decodeMode: "text" as const, route: ordersRouter(nodes[0] ?? "ch1") },
+      { topic: HITS_TOPIC.name, groupId: HITS_CONSUMER_GROUP, decodeMode: "json-object" as const, route: hitsRouter(nodes, this.inForce.landing("hits"), countSkippedHeaders(this.metrics)) },
+      { topic: ORDERS_TOPIC.name, groupId: ORDERS_CONSUMER_GROUP, decodeMode: "text" as const, route: ordersRouter(nodes[0] ?? "ch1", this.inForce.landing("orders"), countSkippedHeaders(this.metrics)) },
     ];
+    this.warnHeaderClashes();
+    // each landing's capture mode and insert plan, from its columns: a mode this server cannot run refuses the start
+    const landings = [
+      ...nodes.map((node) => ({ target: { node, table: this.inForce.landing("hits")().table }, decodeMode: "json-object" as const })),
+      { target: { node: nodes[0] ?? "ch1", table: this.inForce.landing("orders")().table }, decodeMode: "text" as const },
+    ];
+    try {
+      const plans = await checkTargets((target) => inserter.readColumns(target), landings, this.inForce.current, inserter.skipsUnknownFields);
+      plans.forEach((plan, k) => log.info(`insert plan on ${landings[k]?.target.node ?? "?"}: ${describePlan(plan)}${plan.notes.length > 0 ? `; ${plan.notes.join("; ")}` : ""}`));
+    } catch (err) {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      this.clients = [];
+      throw err;
+    }
     this.loaders = topics.map((t) =>
       createTopicLoader({
         kafka,
