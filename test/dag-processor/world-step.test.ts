@@ -65,7 +65,7 @@ async function runState(dagId: string, runId: string): Promise<string | null | u
 }
 
 describe("the DAG folder while a world step runs (test stand)", () => {
-  useWorldSuite();
+  useWorldSuite({ wholeWorld: true }); // the step plays a day of a world: made whole first, whatever ran before on this stand
   after(async () => {
     await releasePauses(NOTE).catch(() => undefined);
     for (const f of [...written, `${FIXED}.ts`]) await rm(path.join(folder, f), { force: true });
