@@ -1,5 +1,7 @@
 // Shared pieces of the loader tests: a seeded random source (so a failing interleaving can be
-// replayed from its seed) and fake ClickHouse errors carrying real server codes.
+// replayed from its seed), fake ClickHouse errors carrying real server codes, and the world's landing
+// columns for a test table.
+import { readFileSync } from "node:fs";
 
 /** mulberry32: a small, fast, seeded PRNG returning [0, 1). */
 export function seededRandom(seed: number): () => number {
@@ -20,4 +22,12 @@ export function randomInt(random: () => number, below: number): number {
 /** An error shaped like @clickhouse/client's ClickHouseError for a server code. */
 export function serverError(code: number): Error {
   return Object.assign(new Error(`Code: ${code}, e.displayText() = DB::Exception: fake`), { code: String(code) });
+}
+
+/** The world's landing columns (sql/ddl/90-hits-ingest.sql's stg.hits_in) as a MergeTree table of a test's own, so rows can be read back. */
+export function worldLandingDdl(table: string, orderBy = "tuple()"): string {
+  const ddl = readFileSync(new URL("../sql/ddl/90-hits-ingest.sql", import.meta.url), "utf8");
+  const columns = /CREATE TABLE IF NOT EXISTS stg\.hits_in ON CLUSTER \{\{cluster\}\}\n(\([\s\S]*?\n\))\nENGINE = Null;/.exec(ddl)?.[1];
+  if (columns === undefined) throw new Error("90-hits-ingest.sql: no stg.hits_in column list");
+  return `CREATE TABLE ${table}\n${columns}\nENGINE = MergeTree ORDER BY ${orderBy}`;
 }

@@ -12,8 +12,9 @@ import type { TopicLoader } from "../../src/loader/consumer.ts";
 import { ClickHouseDeadLetterSink, deadLetterTableDdl } from "../../src/loader/dead-letters.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import { createTopicLoader } from "../../src/loader/world-loader.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "../../testkit/stand/live-stand.ts";
-import { createLiveDatabase, type LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
+import { kafkaClient, randomName, waitUntil } from "../../testkit/stand/live-stand.ts";
+import type { LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
+import { openTestTopic, type TestTopic } from "../../testkit/stand/test-topic.ts";
 
 describe("TopicLoader on the real Kafka and ClickHouse", () => {
   const topic = randomName("loader_test");
@@ -23,17 +24,14 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
   let admin: Admin;
   let producer: Producer;
   let db: LiveDatabase;
+  let testTopic: TestTopic | undefined;
   let events: string;
   let deadLetters: string;
   const loaders: TopicLoader[] = [];
 
   before(async () => {
-    admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true });
-    producer = kafka.producer();
-    await producer.connect();
-    db = await createLiveDatabase();
+    testTopic = await openTestTopic(kafka, topic, 2);
+    ({ admin, producer, db } = testTopic);
     events = qualifiedTable(db.database, "events");
     deadLetters = qualifiedTable(db.database, "dead_letters");
     await db.client.command({ query: `CREATE TABLE ${events} (id UInt64, part UInt8, big UInt64) ENGINE = MergeTree ORDER BY id` });
@@ -42,11 +40,7 @@ describe("TopicLoader on the real Kafka and ClickHouse", () => {
 
   after(async () => {
     for (const started of loaders) await started.stop(); // a failed test must not leave a member in the group
-    await producer.disconnect();
-    await retry("delete the test groups", () => admin.deleteGroups([groupId, hangingGroupId]));
-    await admin.deleteTopics({ topics: [topic] });
-    await admin.disconnect();
-    await db.drop();
+    await testTopic?.close([groupId, hangingGroupId]);
   });
 
   function loader(registry: Registry, maxAgeMs = 100, options: { group?: string; inserter?: RowInserter; drainTimeoutMs?: number } = {}): TopicLoader {

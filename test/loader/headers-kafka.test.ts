@@ -4,7 +4,7 @@
 // them gets each as its column, a missing or non-UTF-8 one as the column's default (counted).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Admin, Producer } from "kafkajs";
+import type { Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { compileLoaderConfig } from "../../src/config/loader.ts";
 import { ClickHouseRowInserter, qualifiedTable } from "../../src/loader/clickhouse-sink.ts";
@@ -14,8 +14,9 @@ import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import { countSkippedHeaders, hitsRouter, OptionsInForce } from "../../src/loader/routes.ts";
 import type { LoaderMessage } from "../../src/loader/types.ts";
 import { createTopicLoader } from "../../src/loader/world-loader.ts";
-import { createLiveDatabase, type LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "../../testkit/stand/live-stand.ts";
+import type { LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
+import { openTestTopic, type TestTopic } from "../../testkit/stand/test-topic.ts";
+import { kafkaClient, randomName, waitUntil } from "../../testkit/stand/live-stand.ts";
 
 const NOT_UTF8 = Buffer.from([0x77, 0xff, 0x65]);
 
@@ -23,18 +24,14 @@ describe("Kafka headers through the real Kafka into a landing that declares them
   const topic = randomName("loader_test");
   const groupId = randomName("loader_test");
   const kafka = kafkaClient(randomName("loader_test"));
-  let admin: Admin;
   let producer: Producer;
   let db: LiveDatabase;
+  let testTopic: TestTopic | undefined;
   let loader: TopicLoader | undefined;
 
   before(async () => {
-    admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
-    producer = kafka.producer();
-    await producer.connect();
-    db = await createLiveDatabase();
+    testTopic = await openTestTopic(kafka, topic, 1);
+    ({ producer, db } = testTopic);
     await db.client.command({
       query: `CREATE TABLE ${qualifiedTable(db.database, "events")} (id UInt64, _raw String, kafka_topic String, kafka_partition UInt32, kafka_offset UInt64,
         trace_id String DEFAULT 'no trace', source String DEFAULT 'unknown') ENGINE = MergeTree ORDER BY id`,
@@ -44,11 +41,7 @@ describe("Kafka headers through the real Kafka into a landing that declares them
 
   after(async () => {
     await loader?.stop(); // a failed test must not leave a member in the group
-    await producer.disconnect();
-    await retry("delete the test group", () => admin.deleteGroups([groupId]));
-    await admin.deleteTopics({ topics: [topic] });
-    await admin.disconnect();
-    await db.drop();
+    await testTopic?.close([groupId]);
   });
 
   test("each message carries its headers; declared ones land in their columns, the rest take defaults", async () => {

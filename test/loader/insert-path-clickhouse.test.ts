@@ -8,7 +8,6 @@
 //   declaration beats config, and full is refused at start naming the table;
 // - the default table takes a batch held because its table was dropped.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { Registry } from "prom-client";
 import { ClickHouseRowInserter, qualifiedTable, type RowInserter } from "../../src/loader/clickhouse-sink.ts";
@@ -20,18 +19,11 @@ import { hitsRouter } from "../../src/loader/routes.ts";
 import { checkTargets } from "../../src/loader/table-schema.ts";
 import type { LoaderMessage, LoaderTarget } from "../../src/loader/types.ts";
 import { createLiveDatabase, type LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
-import { randomInt, seededRandom } from "../../testkit/loader-support.ts";
+import { randomInt, seededRandom, worldLandingDdl } from "../../testkit/loader-support.ts";
 
 const topic = "loader_test_insert_path";
 const SETTINGS = { input_format_skip_unknown_fields: 1, insert_deduplicate: 0 } as const;
 
-/** The world's landing columns (sql/ddl/90-hits-ingest.sql), stored in a MergeTree so they can be read back. */
-function landingDdl(table: string): string {
-  const ddl = readFileSync(new URL("../../sql/ddl/90-hits-ingest.sql", import.meta.url), "utf8");
-  const columns = /CREATE TABLE IF NOT EXISTS stg\.hits_in ON CLUSTER \{\{cluster\}\}\n(\([\s\S]*?\n\))\nENGINE = Null;/.exec(ddl)?.[1];
-  if (columns === undefined) throw new Error("90-hits-ingest.sql: no stg.hits_in column list");
-  return `CREATE TABLE ${table}\n${columns}\nENGINE = MergeTree ORDER BY kafka_offset`;
-}
 
 /** A generator-like hit, then one awkward value planted in it (or none). */
 function awkwardHit(random: () => number, n: number): string {
@@ -70,7 +62,7 @@ function awkwardHit(random: () => number, n: number): string {
     () => (hit.EventType = 12),
     () => (hit.kafka_offset = 5), // a member named like a leading field
   ];
-  if (random() < 0.3) plants[randomInt(random, plants.length)]?.();
+  if (random() < 0.2) plants[randomInt(random, plants.length)]?.();
   let text = JSON.stringify(hit, (_k, v: unknown) => (typeof v === "bigint" ? `__big${v}__` : v)).replace(/"__big(\d+)__"/g, "$1");
   // escapes the serializer would not write: an escaped key, a lone surrogate, a surrogate pair
   const r = random();
@@ -110,14 +102,14 @@ describe("the dynamic insert on the real ClickHouse", () => {
     assert.equal(c.status().unplaced, 0, `every message placed: ${JSON.stringify(c.status().heldTables.map((h) => h.heldBy))}`);
   }
 
-  test("property: RowBinary and JSONEachRow give identical rows and dead letters for the same 1,200 messages", async () => {
+  test("property: RowBinary and JSONEachRow give identical rows and dead letters for the same 600 messages", async () => {
     const random = seededRandom(37);
-    const messages: LoaderMessage[] = Array.from({ length: 1200 }, (_, n) => ({ topic, partition: n % 2, offset: BigInt(n), key: null, value: Buffer.from(awkwardHit(random, n)) }));
+    const messages: LoaderMessage[] = Array.from({ length: 600 }, (_, n) => ({ topic, partition: n % 2, offset: BigInt(n), key: null, value: Buffer.from(awkwardHit(random, n)) }));
     const results: { rows: unknown[]; letters: unknown[]; formats: string }[] = [];
     for (const format of ["row_binary", "json_each_row"] as const) {
       const table = t(`hits_${format}`);
       const letters = t(`letters_${format}`);
-      await db.client.command({ query: landingDdl(table) });
+      await db.client.command({ query: worldLandingDdl(table, "kafka_offset") });
       await db.client.command({ query: deadLetterTableDdl(letters) });
       const registry = new Registry();
       await landAll(core({ insertFormat: format }, hitsRouter(["ch1"], table), letters, undefined, registry), messages);
@@ -127,14 +119,14 @@ describe("the dynamic insert on the real ClickHouse", () => {
     }
     const [binary, json] = results;
     assert.ok(binary !== undefined && json !== undefined);
-    assert.ok(binary.rows.length > 900, `most messages are rows: ${binary.rows.length}`);
-    assert.ok(binary.letters.length > 20, `the planted refusals are dead letters: ${binary.letters.length}`);
+    assert.ok(binary.rows.length > 500, `most messages are rows: ${binary.rows.length}`);
+    assert.ok(binary.letters.length > 10, `the planted refusals are dead letters: ${binary.letters.length}`);
     assert.deepEqual(binary.letters, json.letters, "the same dead letters, reasons and codes");
     assert.equal(binary.rows.length, json.rows.length);
     binary.rows.forEach((row, i) => assert.deepEqual(row, json.rows[i], `row ${i}`));
     // most rows went RowBinary; the awkward ones JSONEachRow
     const sent = (format: string, text: string) => Number(new RegExp(`format="${format}"} (\\d+)`).exec(text)?.[1] ?? 0);
-    assert.ok(sent("row_binary", binary.formats) > 600 && sent("json_each_row", binary.formats) > 100, binary.formats);
+    assert.ok(sent("row_binary", binary.formats) > 350 && sent("json_each_row", binary.formats) > 50, binary.formats);
     assert.equal(sent("row_binary", json.formats), 0, json.formats);
   });
 

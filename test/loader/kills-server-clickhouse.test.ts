@@ -7,7 +7,6 @@
 //   kills the server for real; the batch is held twice, salvaged as suspect until the object is
 //   alone, which becomes a dead letter kills_server; the other 1,999 land once, in a few deaths.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { Registry } from "prom-client";
 import { compileLoaderConfig, type LoaderConfig } from "../../src/config/loader.ts";
@@ -17,6 +16,7 @@ import { DEFAULT_SHAPE_LIMITS, decodeMessageValue } from "../../src/loader/decod
 import { LoaderCore } from "../../src/loader/loader-core.ts";
 import { LoaderMetrics } from "../../src/loader/metrics.ts";
 import { hitsRouter } from "../../src/loader/world-loader.ts";
+import { worldLandingDdl } from "../../testkit/loader-support.ts";
 import { startPrivateClickHouse, type PrivateClickHouse } from "../../testkit/stand/private-clickhouse.ts";
 
 const topic = "hits_issue21";
@@ -25,13 +25,6 @@ const DEEP_AT = 1000n;
 const deepObject = () => `{"WatchID":1000,"ClientID":7,"EventType":"pageview","x":${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}}`;
 const hit = (n: bigint) => `{"WatchID":${n},"ClientID":${(n % 97n) + 1n},"EventType":"pageview","EventDate":"2026-01-01","URL":"https://shop.example/${n}"}`;
 
-/** The world's landing columns (sql/ddl/90-hits-ingest.sql), stored in a MergeTree so they can be counted. */
-function landingDdl(table: string): string {
-  const ddl = readFileSync(new URL("../../sql/ddl/90-hits-ingest.sql", import.meta.url), "utf8");
-  const columns = /CREATE TABLE IF NOT EXISTS stg\.hits_in ON CLUSTER \{\{cluster\}\}\n(\([\s\S]*?\n\))\nENGINE = Null;/.exec(ddl)?.[1];
-  if (columns === undefined) throw new Error("90-hits-ingest.sql: no stg.hits_in column list");
-  return `CREATE TABLE ${table}\n${columns}\nENGINE = MergeTree ORDER BY tuple()`;
-}
 
 describe("issue 21 on a private ClickHouse 18.16", () => {
   let ch: PrivateClickHouse;
@@ -48,7 +41,7 @@ describe("issue 21 on a private ClickHouse 18.16", () => {
   async function day(name: string, config: LoaderConfig) {
     const hits = qualifiedTable("issue21", `${name}_hits`);
     const letters = qualifiedTable("issue21", `${name}_dead_letters`);
-    await ch.client.command({ query: landingDdl(hits) });
+    await ch.client.command({ query: worldLandingDdl(hits) });
     await ch.client.command({ query: deadLetterTableDdl(letters) });
     const registry = new Registry();
     const core = new LoaderCore({

@@ -35,8 +35,9 @@ import type { ColumnRow } from "../../src/loader/table-schema.ts";
 import type { LoaderTarget } from "../../src/loader/types.ts";
 import { createTopicLoader } from "../../src/loader/world-loader.ts";
 import { createTestDatabase, type TestDatabase } from "../../testkit/runner/runner-db.ts";
-import { createLiveDatabase, type LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
-import { kafkaClient, randomName, retry, waitUntil } from "../../testkit/stand/live-stand.ts";
+import type { LiveDatabase } from "../../testkit/stand/live-clickhouse.ts";
+import { openTestTopic, type TestTopic } from "../../testkit/stand/test-topic.ts";
+import { kafkaClient, randomName, waitUntil } from "../../testkit/stand/live-stand.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "loader-reload-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -97,17 +98,14 @@ describe("a hot reload under load (TopicLoader, real Kafka and ClickHouse)", () 
   let admin: Admin;
   let producer: Producer;
   let db: LiveDatabase;
+  let testTopic: TestTopic | undefined;
   let loader: TopicLoader | undefined;
   let producing = false;
   let producingDone: Promise<void> = Promise.resolve();
 
   before(async () => {
-    admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true });
-    producer = kafka.producer();
-    await producer.connect();
-    db = await createLiveDatabase();
+    testTopic = await openTestTopic(kafka, topic, 2);
+    ({ admin, producer, db } = testTopic);
     for (const table of ["landing_a", "landing_b"]) {
       await db.client.command({
         query: `CREATE TABLE ${qualifiedTable(db.database, table)} (id UInt64, _raw String, kafka_topic String, kafka_partition UInt32, kafka_offset UInt64) ENGINE = MergeTree ORDER BY id`,
@@ -120,11 +118,7 @@ describe("a hot reload under load (TopicLoader, real Kafka and ClickHouse)", () 
     producing = false;
     await producingDone;
     await loader?.stop(); // a failed test must not leave a member in the group
-    await producer.disconnect();
-    await retry("delete the test group", () => admin.deleteGroups([groupId]));
-    await admin.deleteTopics({ topics: [topic] });
-    await admin.disconnect();
-    await db.drop();
+    await testTopic?.close([groupId]);
   });
 
   /** 40 messages every 20 ms over both partitions (about 2,000 a second) until told to stop; resolves with how many. */

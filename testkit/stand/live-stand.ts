@@ -57,3 +57,4 @@ export async function retry<T>(what: string, work: () => Promise<T>, attempts = 
   }
   throw new Error(`${what} failed after ${attempts} attempts: ${errorMessage(lastError)}`, { cause: lastError });
 }
+
