@@ -113,6 +113,9 @@ export async function drainWithKafkajsOnly(topic: string, groupId: string): Prom
 async function measureDrain(start: () => Promise<void>, groupId: string, topic: string, ods: string | undefined): Promise<DrainResult> {
   const pids = clickhousePids();
   return withAdmin(async (admin) => {
+    // each path's ClickHouse CPU is its own: the merges the path before it left are waited out
+    // first, and the merges its own inserts started are waited out (and counted) after it
+    await waitForNoMerges();
     const chBefore = clickhouseCpuMicros(pids);
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
@@ -120,8 +123,33 @@ async function measureDrain(start: () => Promise<void>, groupId: string, topic: 
     const drain = await waitForDrain(admin, groupId, topic, started);
     const odsSeconds = ods === undefined ? undefined : await waitForOdsRows(ods, drain.total, started);
     const cpu = process.cpuUsage(cpuBefore);
+    await waitForNoMerges();
     return { drain, odsSeconds, processCpuMicros: cpu.user + cpu.system, clickhouseCpuMicros: clickhouseCpuMicros(pids) - chBefore };
   });
+}
+
+/** Waits (at most 60 s, saying so) until no node of the test stand runs a merge. */
+async function waitForNoMerges(): Promise<void> {
+  const nodes = loadStandConfig().clickhouse.nodes.map((n) => n.name);
+  const started = performance.now();
+  for (;;) {
+    let merging = 0;
+    for (const node of nodes) {
+      const ch = benchClickHouse(node);
+      try {
+        const [row] = await ch.query<{ n: string }>("SELECT count() AS n FROM system.merges");
+        merging += Number(row?.n ?? 0);
+      } finally {
+        await ch.close();
+      }
+    }
+    if (merging === 0) return;
+    if (performance.now() - started > 60_000) {
+      console.log(`  ${merging} merges still running after 60 s; measuring anyway`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** Seconds from `startedAt` until the bench ODS holds `expected` rows, polled every 100 ms. */

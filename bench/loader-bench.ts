@@ -27,7 +27,7 @@ import { buildGenerator, runGenerator } from "../tasks/index.ts";
 import { benchClickHouse, createBenchDatabases, dropBenchDatabases, prepareKafkaEngine, runStatements, worldHitsChain } from "./bench-clickhouse.ts";
 import { drainWithKafkaEngine, drainWithKafkajsOnly, drainWithLoader, type DrainResult } from "./bench-drains.ts";
 
-type DrainOptions = Pick<LoaderConfigInput, "captureMode" | "insertFormat">;
+type DrainOptions = Pick<LoaderConfigInput, "captureMode" | "insertFormat" | "flush">;
 import { dropGroups, dropTopic, freshTopic, quietIo } from "./bench-kafka.ts";
 import { count, machineLine, printTable, ratio, seconds } from "./bench-report.ts";
 import { errorMessage } from "../src/errors.ts";
@@ -147,7 +147,7 @@ async function measure(sent: number): Promise<Measured[]> {
     await createBenchDatabases([CHAIN.stg, CHAIN.ods]);
     await runStatements(await worldHitsChain(CHAIN, false));
     await runStatements([{ label: `${CHAIN.stg}.dead_letters`, sql: deadLetterTableDdl(`${CHAIN.stg}.dead_letters`) }]);
-    const groupId = `bench_lt_loader_chain_${options.captureMode ?? "raw_only"}_${options.insertFormat ?? "row_binary"}_${hex}`;
+    const groupId = `bench_lt_loader_chain_${options.captureMode ?? "raw_only"}_${options.insertFormat ?? "row_binary"}_${options.flush?.maxRows ?? "default"}_${hex}`;
     extraGroups.push(groupId); // deleted at the end with the others
     const result = await drainWithLoader({ topic: TOPIC, groupId, landing: `${CHAIN.stg}.hits_in`, deadLetters: `${CHAIN.stg}.dead_letters`, ods: CHAIN.ods, options });
     const chainLanded = await landed({ ods: CHAIN.ods, deadLetters: `${CHAIN.stg}.dead_letters` });
