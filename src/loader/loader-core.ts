@@ -14,7 +14,7 @@ import type { LoaderMetrics } from "./metrics.ts";
 import type { LoaderPausePoint } from "./pause-points.ts";
 import { OffsetTracker, type CommitPoint } from "./offsets.ts";
 import { NodeDeathWatch, SuspectTurns, type NodeDeath } from "./node-deaths.ts";
-import { classifyRejection, type Rejection } from "./rejections.ts";
+import { classifyRejection, lostConnection, type Rejection } from "./rejections.ts";
 import { BUDGET_SPENT, insertWithSalvage, StaleRows, type SalvageOptions, type SalvageOutcome, type SliceSender } from "./salvage.ts";
 import { SinkGate, type CycleVerdict, type SinkGateState } from "./sink-gate.ts";
 import { SpliceLineWriter, type LeadingFields, type SpliceRouter } from "./splice.ts";
@@ -342,9 +342,18 @@ export class LoaderCore {
       let plan: TablePlan;
       try {
         if (round >= MAX_ENCODE_ROUNDS) throw new Error(`${table}: its columns changed ${MAX_ENCODE_ROUNDS} times during one flush; the rows wait for the next`);
-        plan = await this.plans.refresh(table, target, this.config);
+        plan = await this.plans.refresh(table, target, this.config).catch((err: unknown) => {
+          // the node does not answer the read (it may be restarting: a suspect salvage waits for it
+          // before its first INSERT): the last plan serves, and a changed table still shows as a refusal
+          const last = this.plans.current(table);
+          if (last === undefined) throw err;
+          return last;
+        });
       } catch (err) {
-        const rejection = classifyRejection(err, this.config.errorTextCapBytes);
+        // the columns could not be read: no INSERT was sent, so a lost connection here is no
+        // death of the batch (node-deaths.ts counts only INSERTs that lost theirs)
+        const read = classifyRejection(err, this.config.errorTextCapBytes);
+        const rejection: Rejection = lostConnection(read) ? { ...read, reason: `columns_read_${read.reason}`, text: `reading ${table}'s columns: ${read.text}` } : read;
         total.inserts++;
         total.failures.push(rejection);
         total.heldBy ??= rejection;
