@@ -4,23 +4,24 @@
 // because neither allocates. The check only has to be sound when it says yes: decode.ts asks
 // JSON.parse for the verdict whenever it says no.
 
+// the bytes of JSON's syntax (row-binary.ts reads the same ones)
 const SPACE = 0x20;
 const TAB = 0x09;
 const LF = 0x0a;
 const CR = 0x0d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const MINUS = 0x2d;
-const PLUS = 0x2b;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
+export const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
+export const MINUS = 0x2d;
+export const PLUS = 0x2b;
+export const DOT = 0x2e;
+export const ZERO = 0x30;
+export const NINE = 0x39;
 
 /** The first index at or after `from` that is not JSON whitespace (space, tab, LF, CR). */
 export function skipJsonWhitespace(bytes: Uint8Array, from: number): number {
@@ -92,7 +93,7 @@ function digitsEnd(bytes: Uint8Array, from: number): number {
 }
 
 /** Past a number `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?` starting at `from`; -1 if there is none. */
-function numberEnd(bytes: Uint8Array, from: number): number {
+export function numberEnd(bytes: Uint8Array, from: number): number {
   let i = bytes[from] === MINUS ? from + 1 : from;
   const first = bytes[i];
   if (first === ZERO) i++;

@@ -131,7 +131,7 @@ export class LoaderCore {
     this.backoffs = new TableBackoffs(deps.config.backoff, deps.random);
     this.now = deps.now ?? Date.now;
     const { inserter } = deps;
-    const reader = inserter.readColumns === undefined || inserter.insertRowBinary === undefined ? undefined : (target: LoaderTarget) => inserter.readColumns?.(target) ?? Promise.resolve([]);
+    const reader = inserter.readColumns === undefined || inserter.insertRowBinary === undefined ? undefined : inserter.readColumns.bind(inserter);
     this.plans = new TablePlans(reader, deps.decodeMode, inserter.skipsUnknownFields === true, deps.onPlan);
     this.defaultPlans = new TablePlans(reader, "text", inserter.skipsUnknownFields === true, deps.onPlan);
     this.deaths = new NodeDeathWatch({ killsServer: deps.config.killsServer, inserter: deps.inserter, metrics: deps.metrics, now: this.now, turns: deps.suspectTurns ?? new SuspectTurns() });

@@ -18,7 +18,7 @@
 // A leading field whose value is the very text the router was handed (`_raw: text`) is written
 // from the message's bytes: RowBinary needs no escaping, so `_raw` is the message byte for byte.
 import type { ObjectMembers } from "./decode.ts";
-import { skipJsonWhitespace, stringEnd, jsonValueEnd } from "./json-bytes.ts";
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, DOT, jsonValueEnd, MINUS, NINE, numberEnd, OPEN_BRACKET, PLUS, QUOTE, skipJsonWhitespace, stringEnd, ZERO } from "./json-bytes.ts";
 import { defaultBytes, varintLength, writeNumberText, writeVarint, type IntKind, type ParsedType } from "./ch-types.ts";
 import type { LeadingFields, LeadingFieldValue } from "./splice.ts";
 
@@ -53,17 +53,6 @@ export interface EncoderPlan {
   skipUnknownFields: boolean;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const CLOSE_BRACE = 0x7d;
-const MINUS = 0x2d;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
 const LOWER_N = 0x6e;
 const CHUNK_BYTES = 1024 * 1024;
 const TWO_POW_53 = 2 ** 53;
@@ -92,14 +81,7 @@ const SHORT_COPY = 48;
 function memberValueEnd(bytes: Buffer, from: number): number {
   const c = bytes[from];
   if (c === QUOTE) return stringEnd(bytes, from + 1);
-  if (c === MINUS || (c !== undefined && c >= ZERO && c <= NINE)) {
-    let i = from + 1;
-    for (; i < bytes.length; i++) {
-      const d = bytes[i] as number;
-      if (!((d >= ZERO && d <= NINE) || d === DOT || d === 0x65 || d === 0x45 || d === MINUS || d === 0x2b)) break;
-    }
-    return i;
-  }
+  if (c === MINUS || (c !== undefined && c >= ZERO && c <= NINE)) return numberEnd(bytes, from);
   if (c === OPEN_BRACKET) {
     const next = skipJsonWhitespace(bytes, from + 1);
     if (bytes[next] === CLOSE_BRACKET) return next + 1;
@@ -150,7 +132,7 @@ function exactNumber(bytes: Buffer, from: number, to: number): { value: number; 
     if (bytes[i] === MINUS) {
       sign = -1;
       i++;
-    } else if (bytes[i] === 0x2b) i++;
+    } else if (bytes[i] === PLUS) i++;
     let e = 0;
     for (; i < to; i++) e = e * 10 + ((bytes[i] as number) - ZERO);
     if (e > 1000) return undefined;

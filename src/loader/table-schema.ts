@@ -61,8 +61,9 @@ export interface ResolvedCapture {
   from: "ddl" | "table config" | "global default";
 }
 
-export function resolveCaptureMode(table: string, columns: readonly ColumnRow[], config: LoaderConfig): ResolvedCapture {
-  const declared = declaredCaptureMode(table, columns);
+/** The table's capture mode; `columns` undefined or empty (not read, or the table is not there): config alone. */
+export function resolveCaptureMode(table: string, columns: readonly ColumnRow[] | undefined, config: LoaderConfig): ResolvedCapture {
+  const declared = columns === undefined ? undefined : declaredCaptureMode(table, columns);
   if (declared !== undefined) return { mode: declared, from: "ddl" };
   const configured = config.tables[table]?.captureMode;
   if (configured !== undefined) return { mode: configured, from: "table config" };
@@ -101,7 +102,7 @@ const quote = (name: string) => `\`${name.replace(/\\/g, "\\\\").replace(/`/g, "
 export function buildTablePlan(input: { table: string; columns: readonly ColumnRow[] | undefined; config: LoaderConfig; decodeMode: DecodeMode; version: number; skipUnknownFields: boolean }): TablePlan {
   const { table, columns, config, decodeMode, version, skipUnknownFields } = input;
   const json = decodeMode === "json-object";
-  const capture = json ? (columns === undefined ? { mode: config.tables[table]?.captureMode ?? config.captureMode, from: config.tables[table]?.captureMode ? ("table config" as const) : ("global default" as const) } : resolveCaptureMode(table, columns, config)) : undefined;
+  const capture = json ? resolveCaptureMode(table, columns, config) : undefined;
   const droppedFields = new Set<string>(capture !== undefined && capture.mode !== "raw_only" ? ["_raw"] : []);
   const notes: string[] = [];
   const base = { table, version, capture, droppedFields, notes };
@@ -203,7 +204,7 @@ export async function checkTargets(read: ColumnReader, targets: readonly { targe
     const table = plainTableName(target.table);
     const columns = await read(target);
     if (decodeMode === "json-object") {
-      const problem = captureModeProblem(table, columns.length === 0 ? { mode: config.tables[table]?.captureMode ?? config.captureMode, from: "global default" } : resolveCaptureMode(table, columns, config));
+      const problem = captureModeProblem(table, resolveCaptureMode(table, columns, config));
       if (problem !== undefined) problems.push(`${problem} (node ${target.node})`);
     }
     plans.push(buildTablePlan({ table, columns, config, decodeMode, version: 0, skipUnknownFields }));
