@@ -63,8 +63,21 @@ export const AIRFLOWCTL_GROUPS: Matrix<string> = {
   file: "test/clients/airflow-client-breadth.test.ts",
   points: ["dags-runs-jobs", "xcom", "connections-variables-pools", "backfills", "config", "known-bugs"],
   id: (p) => p,
-  secondsPerPoint: 3,
-  gateSeconds: 6,
+  // each command is a Python process: the two largest groups took 35-38 s in a full gate
+  secondsPerPoint: 18,
+  gateSeconds: 18,
+};
+
+/** The two ends of the world's lifecycle story (test/lifecycle/world.test.ts) that each rebuild a
+ * world: the interrupted cleanup that leaves -1 (with the refusals after it), and make
+ * rebuild-storage from a played world. The cold make up between them runs in every tier. */
+export const WORLD_LIFECYCLE_ENDS: Matrix<string> = {
+  name: "lifecycle.end",
+  file: "test/lifecycle/world.test.ts",
+  points: ["interrupted-cleanup", "rebuild-storage"],
+  id: (p) => p,
+  secondsPerPoint: 30,
+  gateSeconds: 30,
 };
 
 /** The snapshot scenarios beside the save/restore round trip (test/snapshots/world-snapshots.test.ts). */
@@ -158,6 +171,7 @@ export const SUITE_MATRICES: readonly Matrix<string>[] = [
   byIds(STEP_FAULT_KINDS),
   byIds(KEEPER_FAULTS),
   byIds(AIRFLOWCTL_GROUPS),
+  byIds(WORLD_LIFECYCLE_ENDS),
   byIds(SNAPSHOT_SCENARIOS),
   byIds(SECOND_HOST_FAULTS),
   byIds(LOADER_GROUP_FAULTS),
