@@ -101,10 +101,8 @@ export class NodeInserter implements RowInserter {
 }
 
 /** What the world's loader passes kafkajs: a member that died (kill -9) holds its partitions until
- * its session times out, so that is kept short. A fetch returns as soon as a byte is there
- * (minBytes 1), so maxWaitTimeInMs is only how often an idle consumer asks again: at 100 ms an idle
- * loader and its broker each burnt about 4 % of a core; at 500 ms a message still lands as soon. */
-export const LOADER_CONSUMER_SETTINGS = { maxWaitTimeInMs: 500, sessionTimeout: 10_000, heartbeatInterval: 2000 } as const;
+ * its session times out, so that is kept short. */
+export const LOADER_CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 2000 } as const;
 
 /** Everything one topic's loader is made of; the world's loader, the benches and the tests build
  * theirs with createTopicLoader, so they run the loader the service runs. */
