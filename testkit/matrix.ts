@@ -172,6 +172,9 @@ export async function forEachPoint<P>(sample: Sample<P>, body: (point: P) => Pro
 export interface SampledTests {
   /** Registers the test of one point when the sample holds it (its title names the point and the draw). */
   test: (point: string, title: string, body: () => Promise<void>) => void;
+  /** Registers a further test of a point already given its test (a point that is several steps of
+   * one story), on the same terms. */
+  alsoTest: (point: string, title: string, body: () => Promise<void>) => void;
   /** Fails unless every point of the matrix was given a test (call once all are declared). */
   checkEveryPointHasATest: () => void;
 }
@@ -183,12 +186,19 @@ export interface SampledTests {
  */
 export function sampledTests(sample: Sample<string>, register: (title: string, body: () => Promise<void>) => unknown): SampledTests {
   const declared = new Set<string>();
+  const registerIfDrawn = (point: string, title: string, body: () => Promise<void>): void => {
+    if (sample.points.includes(point)) void register(`${title} [${sample.matrix.name}=${point}; ${sample.how}]`, () => runPoint(sample, point, body));
+  };
   return {
     test: (point, title, body) => {
       if (declared.has(point)) throw new Error(`matrix ${sample.matrix.name}: point ${point} has two tests`);
       declared.add(point);
       if (!sample.matrix.points.includes(point)) throw new Error(`matrix ${sample.matrix.name} has no point ${point}; its points: ${sample.matrix.points.join(", ")}`);
-      if (sample.points.includes(point)) void register(`${title} [${sample.matrix.name}=${point}; ${sample.how}]`, () => runPoint(sample, point, body));
+      registerIfDrawn(point, title, body);
+    },
+    alsoTest: (point, title, body) => {
+      if (!declared.has(point)) throw new Error(`matrix ${sample.matrix.name}: point ${point} has no first test to follow`);
+      registerIfDrawn(point, title, body);
     },
     checkEveryPointHasATest: () => {
       const missing = sample.matrix.points.filter((p) => !declared.has(p));

@@ -41,21 +41,18 @@ import {
 import { ddsAndDmDates, expectCanonicalOds, recordFakeDrift, runCli, worldSnapshot } from "../../testkit/world/world-checks.ts";
 import { useWorldSuite } from "../../testkit/stand/world-suite.ts";
 import { WORLD_LIFECYCLE_ENDS } from "../../testkit/matrices.ts";
-import { runPoint, sampleMatrix } from "../../testkit/matrix.ts";
+import { sampledTests, sampleMatrix } from "../../testkit/matrix.ts";
 
 const quiet = { signal: new AbortController().signal, log: () => undefined };
 
 describe("the world's lifecycle on the stand", () => {
   let holder: GroupHolder | undefined;
   const world = useWorldSuite({ tearDown: async () => holder?.release() });
-  const ends = sampleMatrix(WORLD_LIFECYCLE_ENDS);
-  const cleanupDrawn = ends.points.includes("interrupted-cleanup");
-  /** A test of one end of the story: registered when the sample holds that end, its title naming the draw. */
-  const endTest = (point: string, title: string, body: () => Promise<void>): void => {
-    if (ends.points.includes(point)) it(`${title} [${WORLD_LIFECYCLE_ENDS.name}=${point}; ${ends.how}]`, () => runPoint(ends, point, body));
-  };
+  const sample = sampleMatrix(WORLD_LIFECYCLE_ENDS);
+  const cleanupDrawn = sample.points.includes("interrupted-cleanup");
+  const ends = sampledTests(sample, it);
 
-  endTest("interrupted-cleanup", "an interrupted cleanup leaves -1: world_recreate is red while a live consumer holds clickstream_hits", async () => {
+  ends.test("interrupted-cleanup", "an interrupted cleanup leaves -1: world_recreate is red while a live consumer holds clickstream_hits", async () => {
     await emptyWorld();
     holder = await holdHitsGroup();
     const finished = await runDag("world_recreate", {}, 120);
@@ -72,14 +69,14 @@ describe("the world's lifecycle on the stand", () => {
     assert.equal(last?.dag_run_id, finished.run.dag_run_id);
   });
 
-  endTest("interrupted-cleanup", "world_initialize on -1 is red: cleanup unfinished, run make rebuild-storage", async () => {
+  ends.alsoTest("interrupted-cleanup", "world_initialize on -1 is red: cleanup unfinished, run make rebuild-storage", async () => {
     const finished = await runDag("world_initialize", {}, 60);
     assert.equal(finished.run.state, "failed");
     assert.match(finished.tasks.get("read_position")?.error ?? "", /world_position is -1: cleanup unfinished, run make rebuild-storage/);
     assert.equal(stateOf(finished, "create_topics"), "upstream_failed");
   });
 
-  endTest("interrupted-cleanup", "make up on -1 fails loudly, naming the failed task and the refusal", async () => {
+  ends.alsoTest("interrupted-cleanup", "make up on -1 fails loudly, naming the failed task and the refusal", async () => {
     const result = await runUpCommand(["up"]);
     assert.equal(result.code, 1, result.stdout + result.stderr);
     assert.match(result.stderr, /world_initialize run make_up__\S+ FAILED/);
@@ -228,7 +225,7 @@ describe("the world's lifecycle on the stand", () => {
     assert.ok((await odsByDate()).byDate["2026-06-10"], "ODS has the live day");
   });
 
-  endTest("rebuild-storage", "make rebuild-storage returns the canonical world: -1, 0, 8; new topics; offsets from zero; passport ODS; DDS and DM built", async () => {
+  ends.test("rebuild-storage", "make rebuild-storage returns the canonical world: -1, 0, 8; new topics; offsets from zero; passport ODS; DDS and DM built", async () => {
     const oldTopics = [topicId(HITS_TOPIC.name), topicId(ORDERS_TOPIC.name)];
     const historyBefore = (await positionHistory()).length;
     const result = await runUpCommand(["rebuild-storage"]);
@@ -254,4 +251,5 @@ describe("the world's lifecycle on the stand", () => {
     assert.deepEqual(dm, world.passport.dates);
     assert.ok((await layerCounts()).every((l) => l.rows > 0), "every layer holds rows");
   });
+  ends.checkEveryPointHasATest();
 });

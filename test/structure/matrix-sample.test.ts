@@ -101,5 +101,15 @@ describe("the matrix sampler", () => {
     const full = sampledTests(sampleMatrix(m, { seed: 3, tier: "full", pinned: new Map() }), (title) => all.push(title));
     for (const p of m.points) full.test(p, p, () => Promise.resolve());
     assert.equal(all.length, 4, "make test-full registers every point's test");
+    // a point that is several steps of one story: its further tests follow the first, drawn or not with it
+    const drawn = sampleMatrix(m, gate(3)).points;
+    const story: string[] = [];
+    const steps = sampledTests(sampleMatrix(m, gate(3)), (title) => story.push(title));
+    assert.throws(() => steps.alsoTest("a", "a, step 2", () => Promise.resolve()), /matrix faults: point a has no first test to follow/);
+    for (const p of m.points) {
+      steps.test(p, `${p}, step 1`, () => Promise.resolve());
+      steps.alsoTest(p, `${p}, step 2`, () => Promise.resolve());
+    }
+    assert.deepEqual(story.map((t) => t.split(" [")[0]), drawn.flatMap((p) => [`${p}, step 1`, `${p}, step 2`]));
   });
 });

@@ -140,7 +140,8 @@ const SNAPSHOT_NAME = "world-page-snap";
 let savedBeforeStep: string | undefined;
 
 async function saveSnapshotBeforeStep(): Promise<void> {
-  new SnapshotStore(standContext(() => undefined).config, standContext(() => undefined).paths).remove(SNAPSHOT_NAME);
+  const { config, paths } = standContext(() => undefined);
+  new SnapshotStore(config, paths).remove(SNAPSHOT_NAME);
   const position = await readPositionText();
   const saved = await runDag("world_snapshot", { name: SNAPSHOT_NAME }, 300);
   assert.equal(saved.run.state, "success", describeRun(saved));
