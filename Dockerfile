@@ -16,8 +16,10 @@ RUN chown node:node /app
 USER node
 
 # Dependencies first: this layer is rebuilt only when the lockfile changes. tsx is a runtime
-# dependency; the dev tools (tsc, eslint) stay out of the image.
+# dependency; the dev tools (tsc, eslint) stay out of the image. patches/ comes with the lockfile:
+# npm ci's postinstall applies it (patch-package), and kafkajs is pinned to the version it fits.
 COPY --chown=node:node package.json package-lock.json ./
+COPY --chown=node:node patches ./patches
 RUN npm ci --omit=dev && npm cache clean --force
 
 COPY --chown=node:node . .

@@ -14,9 +14,14 @@ started=$(date +%s)
 say() { echo "install-deps: $*"; }
 
 # --- npm -------------------------------------------------------------------------------------
-# npm writes node_modules/.package-lock.json on every install: older than package-lock.json = stale
+# npm writes node_modules/.package-lock.json on every install: older than package-lock.json = stale.
+# npm ci's postinstall applies patches/ (patch-package), so a patch newer than the install means a
+# clean npm ci too: the new patch goes onto the package as published, not onto the old patch.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "npm ci (node_modules missing or older than package-lock.json)"
+  npm ci --no-audit --no-fund
+elif [ -n "$(find patches -name '*.patch' -newer node_modules/.package-lock.json 2>/dev/null)" ]; then
+  say "npm ci (patches/ changed since the install)"
   npm ci --no-audit --no-fund
 else
   say "npm packages up to date"

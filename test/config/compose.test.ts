@@ -391,6 +391,13 @@ void describe("runner: image, stand config", () => {
     assert.deepEqual(JSON.parse(cmd) as unknown, ["node", "--import", "tsx", "src/server/main.ts"]);
   });
 
+  void test("Dockerfile: the package patches are in the image before npm ci runs their postinstall", () => {
+    const npmCi = steps.findIndex((s) => s.op === "RUN" && /\bnpm ci\b/.test(s.args));
+    const patches = steps.findIndex((s) => s.op === "COPY" && /(^|\s)(\.\/)?patches\/?(\s|$)/.test(s.args));
+    assert.ok(patches >= 0, "the Dockerfile copies patches/");
+    assert.ok(patches < npmCi, `patches/ is copied (step ${patches}) before npm ci (step ${npmCi})`);
+  });
+
   void test(".dockerignore keeps local state out of the build context", () => {
     const entries = ignoreEntries(path.join(repoRoot, ".dockerignore"));
     for (const e of ["node_modules", ".stand", "test-output", ".git", "logs"]) assert.ok(entries.includes(e), `.dockerignore lists ${e}`);
